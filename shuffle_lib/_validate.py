@@ -1,0 +1,75 @@
+"""Input checks shared by every module.
+
+Each check raises ``ValueError`` naming the parameter, the allowed range and the
+value received, so that bad input never turns into a NaN, a hang or a silently
+wrong answer.
+"""
+
+import math
+
+import numpy as np
+
+PMF_TOL = 1e-9  # |sum(pmf) - 1| allowed before a PMF is rejected
+
+
+def real(name, x, lo=-math.inf, hi=math.inf, lo_open=False, hi_open=False):
+    """Return ``x`` as a float after checking ``lo <(=) x <(=) hi`` and not NaN."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number, got {name}={x!r}.") from None
+    left = "(" if lo_open else "["
+    right = ")" if hi_open else "]"
+    rng = f"{left}{lo:g}, {hi:g}{right}"
+    bad = (
+        math.isnan(v)
+        or (v <= lo if lo_open else v < lo)
+        or (v >= hi if hi_open else v > hi)
+    )
+    if bad:
+        raise ValueError(f"{name} must lie in {rng}, got {name}={x!r}.")
+    return v
+
+
+def reals(name, xs, **kw):
+    """Validate every entry of a scalar or sequence; return a 1-d float array."""
+    arr = np.atleast_1d(np.asarray(xs, dtype=object))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty number or list of numbers, got {xs!r}.")
+    return np.array([real(name, x, **kw) for x in arr], dtype=float)
+
+
+def integer(name, x, lo=-math.inf, hi=math.inf):
+    """Return ``x`` as an int after checking it is integral and in ``[lo, hi]``."""
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        if isinstance(x, (float, np.floating)) and float(x).is_integer():
+            x = int(x)
+        else:
+            raise ValueError(f"{name} must be an integer in [{lo:g}, {hi:g}], got {name}={x!r}.")
+    if not lo <= x <= hi:
+        raise ValueError(f"{name} must be an integer in [{lo:g}, {hi:g}], got {name}={x!r}.")
+    return int(x)
+
+
+def probability(name, x, open_left=True, open_right=True):
+    """A probability in (0, 1) (ends open unless told otherwise)."""
+    return real(name, x, 0.0, 1.0, lo_open=open_left, hi_open=open_right)
+
+
+def pmf(name, p):
+    """Check a PMF: 1-d, finite, non-negative, sums to 1 within ``PMF_TOL``."""
+    try:
+        arr = np.asarray(p, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a list of probabilities, got {p!r}.") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d list of probabilities, got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain finite probabilities in [0, 1], got a NaN or inf.")
+    if np.any(arr < 0) or np.any(arr > 1):
+        bad = arr[(arr < 0) | (arr > 1)][0]
+        raise ValueError(f"{name} must contain probabilities in [0, 1], got {bad!r}.")
+    total = math.fsum(arr)
+    if abs(total - 1.0) > PMF_TOL:
+        raise ValueError(f"{name} must sum to 1 (within {PMF_TOL:g}), got sum={total!r}.")
+    return arr

@@ -1,0 +1,124 @@
+"""Command line: ``python -m shuffle_lib {delta,epsilon} MECHANISM [options]``.
+
+The contract (issue 2; extend it, don't change it):
+
+* ``delta MECHANISM [options] --eps E [E ...] [--compositions K] [--json]``
+* ``epsilon MECHANISM [options] --delta D [D ...] [--compositions K] [--json]``
+* with ``--json`` stdout is one JSON object ``{"mechanism", "params", "compositions",
+  "results": [{"eps", "delta_lower", "delta_upper"}, ...], "seconds"}`` (for
+  ``epsilon``: ``{"delta", "eps_lower", "eps_upper"}``); delta is the max over both
+  directions; an infinite eps is written as ``null``.
+* ``--n`` counts all users, the differing one included; delta is for the worst-case
+  neighbouring pair the mechanism's analysis covers, both directions.
+* bad input: exit code 2 and one line on stderr.
+
+A mechanism is an entry of ``MECHANISMS``: a function adding its options to a
+parser and a function turning the parsed options into (params, P/Q PLD, Q/P PLD).
+"""
+
+import argparse
+import json
+import math
+import sys
+import time
+
+import numpy as np
+
+from . import fourier, pld, rr
+
+
+def _rr_args(p):
+    p.add_argument("--eps0", type=float, required=True, help="LDP parameter of randomised response, > 0")
+
+
+def _rr_build(a):
+    P, Q = rr.rr_pmfs(a.eps0)
+    return {"eps0": a.eps0}, pld.pld_from_pmfs(P, Q), pld.pld_from_pmfs(Q, P)
+
+
+def _custom_args(p):
+    p.add_argument("--pmfs", required=True, help='JSON file {"p": [...], "q": [...]} on one ordered support')
+
+
+def _custom_build(a):
+    try:
+        with open(a.pmfs) as fh:
+            data = json.load(fh)
+    except OSError as e:
+        raise ValueError(f"--pmfs: cannot read {a.pmfs!r}: {e.strerror}.") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--pmfs: {a.pmfs!r} is not valid JSON ({e.msg}, line {e.lineno}).") from None
+    if not isinstance(data, dict) or "p" not in data or "q" not in data:
+        raise ValueError(f'--pmfs: {a.pmfs!r} must hold an object {{"p": [...], "q": [...]}}.')
+    return {"pmfs": a.pmfs}, pld.pld_from_pmfs(data["p"], data["q"]), pld.pld_from_pmfs(data["q"], data["p"])
+
+
+MECHANISMS = {
+    "rr": (_rr_args, _rr_build, "binary randomised response (--eps0)"),
+    "custom": (_custom_args, _custom_build, "two PMFs from a JSON file (--pmfs)"),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        sys.stderr.write(f"error: {message}\n")
+        sys.exit(2)
+
+
+def _parser():
+    top = _Parser(prog="python -m shuffle_lib", description="Certified privacy accounting for shuffle protocols.")
+    verbs = top.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+    for verb, target in (("delta", "--eps"), ("epsilon", "--delta")):
+        vp = verbs.add_parser(verb, help=f"bracket the tight {verb} at given {target[2:]}")
+        mechs = vp.add_subparsers(dest="mechanism", required=True, parser_class=_Parser)
+        for name, (add, _, doc) in MECHANISMS.items():
+            mp = mechs.add_parser(name, help=doc)
+            add(mp)
+            mp.add_argument(target, type=float, nargs="+", required=True, dest="targets")
+            mp.add_argument("--compositions", type=int, default=1, help="number of rounds K (default 1)")
+            mp.add_argument("--accuracy", type=float, default=fourier.DEFAULT_ACCURACY,
+                            help="target half-width of the bracket in eps (default %(default)g)")
+            mp.add_argument("--json", action="store_true", help="print one JSON object")
+    return top
+
+
+def _num(x):
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def run(argv):
+    """Parse, compute, and return the JSON-ready result dict (raises ValueError on bad input)."""
+    a = _parser().parse_args(argv)
+    t0 = time.perf_counter()
+    params, pq, qp = MECHANISMS[a.mechanism][1](a)
+    k = a.compositions
+    if a.verb == "delta":
+        br = fourier.delta_bracket([(pq, k)], [(qp, k)], a.targets, accuracy=a.accuracy)
+        res = [{"eps": e, "delta_lower": b.lower, "delta_upper": b.upper} for e, b in zip(a.targets, br)]
+    else:
+        br = fourier.epsilon_bracket([(pq, k)], [(qp, k)], a.targets, accuracy=a.accuracy)
+        res = [{"delta": d, "eps_lower": _num(b.lower), "eps_upper": _num(b.upper)} for d, b in zip(a.targets, br)]
+    return a, {"mechanism": a.mechanism, "params": params, "compositions": k,
+               "results": res, "seconds": time.perf_counter() - t0}
+
+
+def _table(out):
+    cols = list(out["results"][0].keys())
+    lines = [f"{out['mechanism']} {out['params']}  compositions={out['compositions']}",
+             "  ".join(f"{c:>14}" for c in cols)]
+    for r in out["results"]:
+        lines.append("  ".join(f"{'inf' if r[c] is None else format(r[c], '.8g'):>14}" for c in cols))
+    lines.append(f"({out['seconds']:.2f} s)")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        with np.errstate(all="raise"):
+            a, out = run(argv)
+    except (ValueError, FloatingPointError, OverflowError) as e:
+        sys.stderr.write(f"error: {e}\n".replace("\n", " ").rstrip() + "\n")
+        return 2
+    print(json.dumps(out) if a.json else _table(out))
+    return 0
