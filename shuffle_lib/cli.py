@@ -58,6 +58,22 @@ MECHANISMS = {
     "custom": (_custom_args, _custom_build, "two PMFs from a JSON file (--pmfs)"),
 }
 
+# Mechanism modules register themselves: a module listed here that defines
+# ``CLI_MECHANISMS = {name: (add_args, build, help)}`` has its entries added.
+_MECHANISM_MODULES = ("krr", "clones", "histogram", "renyi", "bitflip", "gaussian_shuffle")
+
+
+def _load_mechanisms():
+    import importlib
+    import importlib.util
+
+    for mod in _MECHANISM_MODULES:
+        if importlib.util.find_spec(f"{__package__}.{mod}") is not None:
+            MECHANISMS.update(getattr(importlib.import_module(f"{__package__}.{mod}"), "CLI_MECHANISMS", {}))
+
+
+_load_mechanisms()
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
