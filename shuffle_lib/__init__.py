@@ -3,7 +3,8 @@
 Flat public API; one module per idea:
 
 * :mod:`shuffle_lib.pld` -- discrete privacy loss distributions, exact hockey-stick delta.
-* :mod:`shuffle_lib.fourier` -- the FFT accountant with certified [lower, upper] brackets.
+* :mod:`shuffle_lib.fourier` -- the Fourier accountant: certified [lower, upper] brackets for delta(eps), eps(delta).
+* :mod:`shuffle_lib.grid` -- its engine: tilted, one-sided, error-tracked composition on a grid.
 * :mod:`shuffle_lib.rr` -- binary randomised response, the worked example.
 """
 

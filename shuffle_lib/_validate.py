@@ -22,7 +22,7 @@ def real(name, x, lo=-math.inf, hi=math.inf, lo_open=False, hi_open=False):
     right = ")" if hi_open else "]"
     rng = f"{left}{lo:g}, {hi:g}{right}"
     bad = (
-        math.isnan(v)
+        not math.isfinite(v)
         or (v <= lo if lo_open else v < lo)
         or (v >= hi if hi_open else v > hi)
     )

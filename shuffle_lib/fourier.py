@@ -1,189 +1,60 @@
-"""The Fourier accountant with certified brackets for delta(eps) and eps(delta).
+"""Certified brackets for the tight delta(eps) and eps(delta) of a composition.
 
-The FFT accountant of Koskela et al. (seed 000 Sec. 2.2; seed 001 Sec. 2.2)
-places a PLD on an equidistant grid of step h, composes it with FFTs and reads
-off delta.  Here every approximation is made on one side, so that the result is
-a *bracket* [lower, upper] that contains the tight value of the composition
-(seed 000 Thm 5, eq. 2.3; seed 001 Thm 5):
+The public face of the accountant.  A composition is given, for each direction,
+as a PLD or a list [(pld, count), ...] (heterogeneous rounds); the tight delta is
+the max over the two directions (seed 000 Thm 5; seed 001 Def. 3 and Thm 5).
+One round is computed exactly from the PLD; more rounds go through the grid of
+:mod:`shuffle_lib.grid`, whose step, tilt and rounding mode are chosen here:
 
-1. **Grid rounding.**  delta(eps) = inf-mass + E[(1 - e^{eps - S})_+] for the
-   composed loss S = L_1 + ... + L_K, and (1 - e^{eps - s})_+ is
-   non-decreasing in s.  So
-   * ``updown`` (K small): rounding every loss up to the grid gives S_up >= S,
-     hence an upper bound; rounding down gives a lower bound.
-   * ``mean`` (K large): each loss is split between its two neighbouring grid
-     points with the mass that keeps its mean (Gopi et al. 2021).  The rounded
-     sum S~ differs from S by a sum of K independent, zero-mean increments, each
-     in an interval of length h, so Hoeffding gives P[S - S~ >= t] <= c for
-     t = h sqrt(K log(1/c) / 2), and with f_eps(s) = (1 - e^{eps - s})_+ in [0, 1]:
-     delta_S~(eps + t) - c <= delta_S(eps) <= delta_S~(eps - t) + c.
-     Every c gives a valid bracket; the best of a ladder of c is returned.
-2. **Window.**  After each convolution the tails holding at most ``_TAU`` of
-   mass are trimmed: the top tail is sent to +inf for the upper bound and
-   dropped (to -inf) for the lower bound; the bottom tail is piled onto the
-   lowest kept grid point (a rounding up, valid for the upper bound) and its
-   mass, which can add at most that much to delta, is subtracted from the lower
-   bound.  Convolutions are linear (zero-padded), so nothing wraps around.
-3. **Floating point.**  An l1 bound on the FFT round-off is carried through
-   every convolution (a Higham-type bound ``_FFT_C u log2(N) sqrt(N) |a|_2 |b|_2``
-   with a generous constant, checked in the tests against exact convolution)
-   and added to / subtracted from the two sides; a relative margin of 1e-12
-   covers the remaining double-precision rounding (products of inf-masses,
-   sums), and eps brackets come from bisection on the certified delta curves.
-
-The grid step h follows from ``accuracy`` (the target half-width of the bracket
-in eps) and K, and is coarsened if the composed support would need more than
-``max_points`` grid points; the step used is reported.  Cost: O(M log M) per
-convolution and about 2 log2(K) convolutions, M the number of grid points.
+* step h: from ``accuracy`` (the target half-width of the eps bracket) and the
+  number of rounds K, coarsened if the composed support would need more than
+  ``max_points`` grid points (measured with a cheap coarse run);
+* tilt lam: the Chernoff-optimal value min_lam [Lambda(lam) - lam eps] for the
+  smallest eps asked (or the RDP-optimal one for the largest delta asked), where
+  Lambda(lam) = sum_rounds log E_P[e^{lam L}];
+* ``delta_bracket`` refines the grid (accuracy / 4 at a time) until every
+  bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
+  5 % above), as far as ``max_points`` allows.
 """
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
-from scipy import fft as _fft
+from scipy.optimize import minimize_scalar
+from scipy.special import logsumexp
 
 from . import _validate as v
-from .pld import PLD
+from . import grid as F
+from .pld import PLD, epsilon_for_delta, hockey_stick
 
-_U = 2.0 ** -53
-_FFT_C = 10.0            # constant of the FFT round-off bound (see module docstring)
-_REL_MARGIN = 1e-12      # covers the remaining double rounding (inf-mass products, sums)
-_TAU = 1e-16             # mass trimmed per tail per step
-_C_LADDER = 10.0 ** -np.arange(3.0, 41.0)  # candidate Hoeffding failure probabilities
-_UPDOWN_MAX_K = 32       # up/down rounding for K <= this, mean-preserving above
-DEFAULT_ACCURACY = 2e-4  # target half-width of the bracket in eps
+DEFAULT_ACCURACY = 2e-4
 DEFAULT_MAX_POINTS = 2 ** 22
+_LAM_MAX = 50.0
 
 
-@dataclass(frozen=True)
-class Bracket:
-    """A certified interval [lower, upper] for a tight DP parameter."""
+class Bracket(tuple):
+    """A certified interval (lower, upper) for a tight DP parameter."""
 
-    lower: float
-    upper: float
+    def __new__(cls, lower, upper):
+        return super().__new__(cls, (float(lower), float(upper)))
 
+    lower = property(lambda self: self[0])
+    upper = property(lambda self: self[1])
 
-@dataclass
-class _Grid:
-    w: np.ndarray     # masses at losses (offset + i) * h
-    offset: int
-    inf: float        # exact mass at +inf
-    top: float        # trimmed above: +inf for the upper bound, dropped for the lower
-    bottom: float     # bound on mass piled at the bottom edge (subtracted from the lower)
-    err: float        # l1 bound on the floating-point error in w
+    def __repr__(self):
+        return f"Bracket(lower={self[0]!r}, upper={self[1]!r})"
 
 
-@dataclass(frozen=True)
-class _Composed:
-    """One direction, composed: the grids to read the two bounds from."""
-
-    up: _Grid
-    low: _Grid
-    h: float
-    mode: str
-    K: int
-    eps_slack: float  # eps shift covering loss rounding in the input (float)
-
-
-def _trim_atoms(losses, probs):
-    """Indices [i, j) of atoms to keep; masses trimmed below and above."""
-    c_low = np.cumsum(probs)
-    c_top = np.cumsum(probs[::-1])
-    i = int(np.searchsorted(c_low, _TAU, side="right"))
-    j = probs.size - int(np.searchsorted(c_top, _TAU, side="right"))
-    if i >= j:  # everything is tail: keep it all
-        return 0, probs.size
-    return i, j
-
-
-def _support_width(pld, count):
-    """A Bernstein-type width of the support of `count` composed copies of `pld`."""
-    i, j = _trim_atoms(pld.losses, pld.probs)
-    s, p = pld.losses[i:j], pld.probs[i:j]
-    if s.size == 0:
-        return 0.0
-    mass = p.sum()
-    mu = float(np.dot(s, p) / mass)
-    var = float(np.dot((s - mu) ** 2, p) / mass)
-    b = float(max(s[-1] - mu, mu - s[0]))
-    ell = math.log(2.0 / _TAU)
-    t = b * ell / 3.0 + math.sqrt((b * ell / 3.0) ** 2 + 2.0 * count * var * ell)
-    return min(count * (s[-1] - s[0]), 2.0 * t) + 2.0 * b
-
-
-def _discretise(pld, h, rounding):
-    """Put one PLD on the grid of step h, rounding 'up', 'down' or 'mean'."""
-    i, j = _trim_atoms(pld.losses, pld.probs)
-    s, p = pld.losses[i:j], pld.probs[i:j]
-    bottom = float(pld.probs[:i].sum())
-    top = float(pld.probs[j:].sum())
-    x = s / h
-    if rounding == "up":
-        idx, wts = [np.ceil(x)], [p]
-    elif rounding == "down":
-        idx, wts = [np.floor(x)], [p]
-    else:
-        f = np.floor(x)
-        frac = x - f
-        idx, wts = [f, f + 1], [p * (1 - frac), p * frac]
-    lo = int(min(a.min() for a in idx))
-    hi = int(max(a.max() for a in idx))
-    w = np.zeros(hi - lo + 1)
-    for a, b in zip(idx, wts):
-        w += np.bincount((a - lo).astype(np.int64), weights=b, minlength=w.size)
-    w[0] += bottom  # bottom tail rounded up onto the lowest grid point
-    return _Grid(w, lo, pld.inf_mass, top, bottom, 0.0)
-
-
-def _trim(g):
-    """Trim tails of mass <= _TAU (see module docstring, point 2)."""
-    c_low = np.cumsum(g.w)
-    i = int(np.searchsorted(c_low, _TAU, side="right"))
-    c_top = np.cumsum(g.w[::-1])
-    n_top = int(np.searchsorted(c_top, _TAU, side="right"))
-    j = g.w.size - n_top
-    if i >= j:
-        return g
-    w = g.w[i:j].copy()
-    low_mass = float(c_low[i - 1]) if i > 0 else 0.0
-    top_mass = float(c_top[n_top - 1]) if n_top > 0 else 0.0
-    w[0] += low_mass
-    return _Grid(w, g.offset + i, g.inf, g.top + top_mass, g.bottom + low_mass, g.err)
-
-
-def _convolve(a, b):
-    """Linear convolution of two grids by FFT, with the bookkeeping of the tails."""
-    n = a.w.size + b.w.size - 1
-    nfft = _fft.next_fast_len(n, real=True)
-    w = _fft.irfft(_fft.rfft(a.w, nfft) * _fft.rfft(b.w, nfft), nfft)[:n]
-    np.maximum(w, 0.0, out=w)  # the exact values are >= 0: clipping only reduces the error
-    ma, mb = a.w.sum(), b.w.sum()
-    fft_err = _FFT_C * _U * math.log2(nfft) * math.sqrt(nfft) * np.linalg.norm(a.w) * np.linalg.norm(b.w)
-    err = a.err * mb + b.err * ma + a.err * b.err + fft_err
-    inf = 1.0 - (1.0 - a.inf) * (1.0 - b.inf)
-    inf_up = 1.0 - (1.0 - a.inf - a.top) * (1.0 - b.inf - b.top)
-    top = max(inf_up - inf, 0.0)
-    return _trim(_Grid(w, a.offset + b.offset, inf, top, a.bottom + b.bottom, err))
-
-
-def _self_compose(g, k):
-    result, base = None, g
-    while k:
-        if k & 1:
-            result = base if result is None else _convolve(result, base)
-        k >>= 1
-        if k:
-            base = _convolve(base, base)
-    return result
-
-
-def _check_plds(components):
+def check_components(components):
+    """Normalise a PLD or [(pld, count), ...] into a validated list."""
     if isinstance(components, PLD):
         components = [(components, 1)]
     out = []
     for item in components:
-        pld, count = item
+        try:
+            pld, count = item
+        except (TypeError, ValueError):
+            raise ValueError(f"components must be (PLD, count) pairs, got {item!r}.") from None
         if not isinstance(pld, PLD):
             raise ValueError(f"components must be PLDs with counts, got {type(pld).__name__}.")
         out.append((pld, v.integer("compositions", count, lo=1, hi=10 ** 7)))
@@ -192,95 +63,102 @@ def _check_plds(components):
     return out
 
 
-def compose(components, accuracy=DEFAULT_ACCURACY, h=None, max_points=DEFAULT_MAX_POINTS):
-    """Compose [(pld, count), ...] (or one PLD) on a grid; the object the readers use.
+def _log_mgf(components, lam):
+    """Lambda(lam) = sum over rounds of log E_P[e^{lam L}; L finite]."""
+    total = 0.0
+    for p, c in components:
+        with np.errstate(divide="ignore"):
+            a = lam * p.losses + np.log(p.probs)
+        total += c * float(logsumexp(a)) if a.size else -math.inf
+    return total
 
-    ``accuracy``: target half-width of the eps bracket; ``h``: grid step, overriding
-    ``accuracy``; ``max_points``: cap on grid points (h is coarsened to meet it).
+
+def _lam_for_eps(components, eps):
+    f = lambda lam: _log_mgf(components, lam) - lam * eps  # noqa: E731  (convex in lam)
+    res = minimize_scalar(f, bounds=(0.0, _LAM_MAX), method="bounded", options={"xatol": 1e-3})
+    return float(res.x) if res.fun < f(0.0) else 0.0
+
+
+def _lam_for_delta(components, delta):
+    f = lambda lam: (_log_mgf(components, lam) + math.log(1 / delta)) / lam  # noqa: E731
+    res = minimize_scalar(f, bounds=(1e-3, _LAM_MAX), method="bounded", options={"xatol": 1e-3})
+    return float(res.x)
+
+
+def _step_for(accuracy, K):
+    """Grid step whose rounding moves eps by about ``accuracy`` after K rounds."""
+    if K <= F.UPDOWN_MAX_K:
+        return 2 * accuracy / K
+    return accuracy / math.sqrt(K * math.log(1e15) / 2)
+
+
+def _width_estimate(components):
+    """A Bernstein-type width (in loss units) of the composed support."""
+    ell = math.log(2.0 / F._TAU)
+    total = 0.0
+    for p, count in components:
+        mu = float(np.dot(p.losses, p.probs) / max(p.probs.sum(), 1e-300))
+        var = float(np.dot((p.losses - mu) ** 2, p.probs) / max(p.probs.sum(), 1e-300))
+        b = float(np.max(np.abs(p.losses - mu), initial=0.0))
+        t = b * ell / 3 + math.sqrt((b * ell / 3) ** 2 + 2 * count * var * ell)
+        span = float(p.losses[-1] - p.losses[0]) if p.losses.size else 0.0
+        total += min(count * span, 2 * t) + 2 * b
+    return max(total, 1e-12)
+
+
+def compose(components, accuracy=DEFAULT_ACCURACY, h=None, max_points=DEFAULT_MAX_POINTS, lam=0.0):
+    """Compose one direction on the grid: a :class:`shuffle_lib.grid.Composed`.
+
+    ``accuracy``: target half-width of the eps bracket; ``h``: grid step (overrides
+    ``accuracy``); ``max_points``: cap on grid points; ``lam``: exponential tilt >= 0.
     """
-    components = _check_plds(components)
+    components = check_components(components)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
-    max_points = v.integer("max_points", max_points, lo=64, hi=2 ** 27)
+    max_points = v.integer("max_points", max_points, lo=64, hi=2 ** 26)
+    lam = v.real("lam", lam, 0.0, _LAM_MAX)
     K = sum(c for _, c in components)
-    mode = "updown" if K <= _UPDOWN_MAX_K else "mean"
-    width = sum(_support_width(p, c) for p, c in components)
-    if h is None:
-        h = 2 * accuracy / K if mode == "updown" else accuracy / math.sqrt(K * math.log(1e15) / 2)
-        h = max(h, width / max_points)
-    else:
+    mode = "updown" if K <= F.UPDOWN_MAX_K else "mean"
+    width = _width_estimate(components)
+    if h is not None:
         h = v.real("h", h, 0.0, 1.0, lo_open=True)
         if width / h > 4 * max_points:
-            raise ValueError(f"h={h:g} is too small: the composed support needs {width / h:.3g} grid points, "
-                             f"more than 4*max_points={4 * max_points}; take h >= {width / (4 * max_points):.3g}.")
-    max_abs = max(float(np.max(np.abs(p.losses), initial=0.0)) for p, _ in components)
-    eps_slack = K * 8 * _U * max(max_abs, h)
-
-    def run(rounding):
-        parts = [_self_compose(_discretise(p, h, rounding), c) for p, c in components]
-        out = parts[0]
-        for g in parts[1:]:
-            out = _convolve(out, g)
-        return out
-
-    if mode == "updown":
-        return _Composed(run("up"), run("down"), h, mode, K, eps_slack)
-    g = run("mean")
-    return _Composed(g, g, h, mode, K, eps_slack)
+            raise ValueError(f"h={h:g} is too small for max_points={max_points}: the composed support needs "
+                             f"about {width / h:.3g} grid points; take h >= {width / (4 * max_points):.3g}.")
+        return F.compose_on_grid(components, h, lam, mode)
+    h = _step_for(accuracy, K)
+    if width / h > max_points:  # measure the real support with a coarse run before coarsening h
+        probe = F.compose_on_grid(components, width / 2 ** 14, lam, mode)
+        real = max(probe.up.w.size, probe.low.w.size) * probe.h
+        h = max(h, 1.3 * real / max_points)
+    return F.compose_on_grid(components, h, lam, mode)
 
 
-def _grid_delta(g, h, x):
-    """sum_i w_i (1 - e^{x - s_i})_+ over s_i > x, evaluated directly (x scalar)."""
-    j = max(0, math.floor(x / h - g.offset) + 1)
-    while j > 0 and (g.offset + j - 1) * h > x:
-        j -= 1
-    while j < g.w.size and (g.offset + j) * h <= x:
-        j += 1
-    s = (g.offset + np.arange(j, g.w.size)) * h
-    val = float(np.sum(g.w[j:] * -np.expm1(x - s)))
-    return val, (math.log2(max(g.w.size, 2)) + 4) * _U * val
-
-
-def _hoeffding_t(c, h, K):
-    return h * math.sqrt(K * math.log(1.0 / c) / 2.0)
-
-
-def _upper(cg, eps, c):
-    g = cg.up
-    shift = cg.eps_slack + (0.0 if cg.mode == "updown" else _hoeffding_t(c, cg.h, cg.K))
-    val, fl = _grid_delta(g, cg.h, eps - shift)
-    extra = 0.0 if cg.mode == "updown" else c
-    return min(1.0, (val + fl + g.inf + g.top + g.err + extra) * (1 + _REL_MARGIN))
-
-
-def _lower(cg, eps, c):
-    g = cg.low
-    shift = cg.eps_slack + (0.0 if cg.mode == "updown" else _hoeffding_t(c, cg.h, cg.K))
-    val, fl = _grid_delta(g, cg.h, eps + shift)
-    extra = 0.0 if cg.mode == "updown" else c
-    return max(0.0, (val - fl + g.inf - g.bottom - g.err - extra) * (1 - _REL_MARGIN))
-
-
-def _ladder(cg):
-    return [1.0] if cg.mode == "updown" else list(_C_LADDER)
+def _ladder(cg, delta=None):
+    if cg.mode == "updown":
+        return [1.0]
+    if delta is None:
+        return list(10.0 ** -np.arange(3.0, 41.0))
+    return [delta * 10.0 ** -j for j in range(1, 9)]
 
 
 def delta_bracket_one(cg, eps):
-    """Certified [lower, upper] for delta_{P/Q}(eps) of one composed direction."""
+    """Certified bracket for delta_{P/Q}(eps) of one composed direction.
+
+    The Hoeffding level c is chosen on the fast approximate reads; the returned
+    values are direct evaluations, so each is certified whatever c was chosen.
+    """
     eps = v.real("eps", eps)
-    up = min(_upper(cg, eps, c) for c in _ladder(cg))
-    low = max(_lower(cg, eps, c) for c in _ladder(cg))
-    return Bracket(low, up)
+    ladder = _ladder(cg)
+    c_up = min(ladder, key=lambda c: F.delta_upper(cg, eps, c, fast=True))
+    c_low = max(ladder, key=lambda c: F.delta_lower(cg, eps, c, fast=True))
+    return Bracket(F.delta_lower(cg, eps, c_low), F.delta_upper(cg, eps, c_up))
 
 
 def _bisect(f, delta, top):
-    """For non-increasing f: (lo, hi) with f(lo) > delta >= f(hi), hi - lo tiny.
-
-    lo = 0 when f(0) <= delta already; hi = inf when f never drops to delta
-    (f(top) is f's limit, since top lies above the grid).
-    """
+    """For non-increasing f: (lo, hi) with f(lo) > delta >= f(hi) (lo = 0 if f(0) <= delta)."""
     if f(0.0) <= delta:
         return 0.0, 0.0
-    if f(top) > delta:  # f's limit stays above delta: no finite eps
+    if f(top) > delta:  # f is constant beyond top: no finite eps
         return math.inf, math.inf
     lo, hi = 0.0, top
     while hi - lo > 1e-12 * max(1.0, hi):
@@ -292,43 +170,102 @@ def _bisect(f, delta, top):
     return lo, hi
 
 
-def epsilon_bracket_one(cg, delta):
-    """Certified [lower, upper] for eps_{P/Q}(delta) of one composed direction.
+def _certify(f, x, delta, want_above, top):
+    """Move x (outwards, by doubling steps) until the certified f confirms the side wanted."""
+    step = 1e-12 * max(1.0, x)
+    while True:
+        if want_above and (x <= 0.0 or f(x) > delta):
+            return max(x, 0.0)
+        if not want_above and f(x) <= delta:
+            return x
+        if not want_above and x > top:
+            return math.inf
+        x = x - step if want_above else x + step
+        step *= 2
 
-    upper: an eps with delta_upper(eps) <= delta, so the tight eps is <= it;
-    lower: an eps with delta_lower(eps) > delta, so the tight eps is >= it.
+
+def epsilon_bracket_one(cg, delta):
+    """Certified bracket for eps_{P/Q}(delta) of one composed direction.
+
+    upper: delta_upper(upper) <= delta, so the tight eps is <= upper;
+    lower: delta_lower(lower) > delta (or lower = 0), so the tight eps is >= lower.
+    Bisection runs on the fast reads; both ends are then confirmed by direct evaluation.
     """
     delta = v.probability("delta", delta)
-    top = max((cg.up.offset + cg.up.w.size) * cg.h, (cg.low.offset + cg.low.w.size) * cg.h, 0.0)
-    top += cg.eps_slack + _hoeffding_t(1e-300, cg.h, cg.K) + 1.0
-    ladder = [1.0] if cg.mode == "updown" else [delta * 10.0 ** -j for j in range(1, 9)]
-    eps_up = min(_bisect(lambda x: _upper(cg, x, c), delta, top)[1] for c in ladder)
-    eps_low = max(_bisect(lambda x: _lower(cg, x, c), delta, top)[0] for c in ladder)
-    return Bracket(eps_low, eps_up)
+    top = F.top_loss(cg)
+    ladder = _ladder(cg, delta)
+    ups = [(_bisect(lambda x: F.delta_upper(cg, x, c, fast=True), delta, top)[1], c) for c in ladder]
+    lows = [(_bisect(lambda x: F.delta_lower(cg, x, c, fast=True), delta, top)[0], c) for c in ladder]
+    e_up, c_up = min(ups)
+    e_low, c_low = max(lows)
+    if math.isfinite(e_up):
+        e_up = _certify(lambda x: F.delta_upper(cg, x, c_up), e_up, delta, False, top)
+    if math.isinf(e_low):
+        e_low = top if F.delta_lower(cg, top, c_low) > delta else 0.0
+    e_low = _certify(lambda x: F.delta_lower(cg, x, c_low), e_low, delta, True, top)
+    return Bracket(e_low, e_up)
 
 
-def delta_bracket(plds_pq, plds_qp, eps, **kw):
-    """Certified bracket for the tight delta(eps) of a composition, both directions.
+def _single(components):
+    return components[0][0] if len(components) == 1 and components[0][1] == 1 else None
 
-    ``plds_pq``, ``plds_qp``: a PLD or a list [(pld, count), ...] for each direction
-    (heterogeneous composition when the list is longer than one).  Returns a list of
-    Brackets, one per eps.  Keywords go to :func:`compose`.
+
+def _exact_eps(pld, delta):
+    """Bracket around the exact eps_{P/Q}(delta), each side confirmed by evaluation."""
+    e = epsilon_for_delta(pld, delta)
+    if not math.isfinite(e) or e == 0.0:
+        return Bracket(e, e)
+    pad = 1e-12 * max(1.0, e)
+    up, lo = e + pad, max(0.0, e - pad)
+    while hockey_stick(pld, up) * (1 - F._REL_MARGIN) > delta:
+        pad *= 2
+        up = e + pad
+    while lo > 0 and hockey_stick(pld, lo) * (1 + F._REL_MARGIN) <= delta:
+        pad *= 2
+        lo = max(0.0, e - pad)
+    return Bracket(lo, up)
+
+
+def _both(a, b):
+    return Bracket(max(a.lower, b.lower), max(a.upper, b.upper))
+
+
+def delta_bracket(plds_pq, plds_qp, eps, accuracy=DEFAULT_ACCURACY, rtol=None, **kw):
+    """Certified brackets for the tight delta(eps) of a composition, one per eps.
+
+    ``plds_pq``, ``plds_qp``: a PLD or [(pld, count), ...] per direction.  One round
+    is exact (up to a 1e-12 relative margin).  ``rtol``: refine the grid until each
+    bracket with upper >= 1e-10 is this tight relative to its upper end (default 1 %
+    for K <= 100 rounds, 5 % above), within ``max_points``.  Keywords go to :func:`compose`.
     """
     eps = v.reals("eps", eps, lo=0.0)
-    a, b = compose(plds_pq, **kw), compose(plds_qp, **kw)
-    out = []
-    for e in eps:
-        x, y = delta_bracket_one(a, e), delta_bracket_one(b, e)
-        out.append(Bracket(max(x.lower, y.lower), max(x.upper, y.upper)))
-    return out
+    pq, qp = check_components(plds_pq), check_components(plds_qp)
+    if _single(pq) is not None and _single(qp) is not None:
+        m = F._REL_MARGIN
+        return [Bracket(max(0.0, d * (1 - m)), min(1.0, d * (1 + m)))
+                for d in (max(hockey_stick(pq[0][0], e), hockey_stick(qp[0][0], e)) for e in eps)]
+    K = sum(c for _, c in pq)
+    rtol = (0.01 if K <= 100 else 0.05) if rtol is None else v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
+    e0 = float(min(eps))
+    lam_pq, lam_qp = _lam_for_eps(pq, e0), _lam_for_eps(qp, e0)
+    while True:
+        a = compose(pq, accuracy=accuracy, lam=lam_pq, **kw)
+        b = compose(qp, accuracy=accuracy, lam=lam_qp, **kw)
+        out = [_both(delta_bracket_one(a, e), delta_bracket_one(b, e)) for e in eps]
+        loose = any(r.upper >= 1e-10 and r.upper - r.lower > rtol * r.upper for r in out)
+        at_cap = max(a.h, b.h) > 1.01 * _step_for(accuracy, K)
+        if not loose or at_cap or kw.get("h") is not None or accuracy < 1e-7:
+            return out
+        accuracy /= 4
 
 
 def epsilon_bracket(plds_pq, plds_qp, delta, **kw):
-    """Certified bracket for the tight eps(delta) of a composition, both directions."""
+    """Certified brackets for the tight eps(delta) of a composition, one per delta."""
     delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-    a, b = compose(plds_pq, **kw), compose(plds_qp, **kw)
-    out = []
-    for d in delta:
-        x, y = epsilon_bracket_one(a, d), epsilon_bracket_one(b, d)
-        out.append(Bracket(max(x.lower, y.lower), max(x.upper, y.upper)))
-    return out
+    pq, qp = check_components(plds_pq), check_components(plds_qp)
+    if _single(pq) is not None and _single(qp) is not None:
+        return [_both(_exact_eps(pq[0][0], d), _exact_eps(qp[0][0], d)) for d in delta]
+    d0 = float(max(delta))
+    a = compose(pq, lam=_lam_for_delta(pq, d0), **kw)
+    b = compose(qp, lam=_lam_for_delta(qp, d0), **kw)
+    return [_both(epsilon_bracket_one(a, d), epsilon_bracket_one(b, d)) for d in delta]

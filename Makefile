@@ -1,0 +1,40 @@
+# Two commands, each doing its own set-up on a fresh machine with Python 3.11:
+#   make book   build the whole book (executing every chapter) into _build/html
+#   make test   every test: unit, property, nbval over the chapters, book build with -W
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+MATHJAX := _static/mathjax/tex-chtml.js
+MATHJAX_VERSION := 3.2.2
+
+.PHONY: book test setup clean
+
+setup: $(STAMP) $(MATHJAX)
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+# MathJax 3 from the npm registry (not committed), so equations render offline.
+$(MATHJAX):
+	rm -rf _static/mathjax .mathjax-tmp && mkdir -p _static .mathjax-tmp
+	cd .mathjax-tmp && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null && tar xzf mathjax-$(MATHJAX_VERSION).tgz
+	mv .mathjax-tmp/package/es5 _static/mathjax && rm -rf .mathjax-tmp
+
+book: setup
+	$(VENV)/bin/jupyter-book build . --keep-going
+	@echo "The book is at $(CURDIR)/_build/html/index.html"
+
+test: setup
+	$(PY) -m pytest -q
+	$(VENV)/bin/jupyter-book build . --all -W -n --keep-going
+	@echo "All tests passed; the book is at $(CURDIR)/_build/html/index.html"
+
+clean:
+	rm -rf _build $(VENV) _static/mathjax

@@ -1,0 +1,31 @@
+"""The executed copies in tests/notebooks must match their chapters and be fully executed.
+
+nbval only compares cells that carry outputs, so an unexecuted or stale copy would
+make the notebook tests pass vacuously.
+"""
+
+import json
+import pathlib
+
+import pytest
+
+from refresh_notebooks import OUT, chapters, load
+
+CHAPTERS = chapters()
+
+
+def test_every_code_chapter_has_a_copy():
+    assert CHAPTERS, "no chapter with code cells found"
+    missing = [md.name for md in CHAPTERS if not (OUT / (md.stem + ".ipynb")).exists()]
+    assert not missing, f"run tests/refresh_notebooks.py for {missing}"
+
+
+@pytest.mark.parametrize("md", CHAPTERS, ids=[m.stem for m in CHAPTERS])
+def test_copy_is_fresh_and_executed(md):
+    copy = json.loads((OUT / (md.stem + ".ipynb")).read_text())
+    want = [c.source for c in load(md).cells if c.cell_type == "code"]
+    have = ["".join(c["source"]) for c in copy["cells"] if c["cell_type"] == "code"]
+    assert have == want, f"{md.name} changed since its copy was executed: run tests/refresh_notebooks.py {md}"
+    code = [c for c in copy["cells"] if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+    assert all(c["execution_count"] is not None for c in code), f"{md.name}: unexecuted cells in the copy"
+    assert not any(o.get("output_type") == "error" for c in code for o in c["outputs"]), f"{md.name}: error output"
