@@ -79,10 +79,11 @@ def _lam_for_eps(components, eps):
     return float(res.x) if res.fun < f(0.0) else 0.0
 
 
-def _lam_for_delta(components, delta):
+def _eps_rdp(components, delta):
+    """The RDP estimate min_lam (Lambda(lam) + log(1/delta)) / lam: an upper guess of eps(delta)."""
     f = lambda lam: (_log_mgf(components, lam) + math.log(1 / delta)) / lam  # noqa: E731
     res = minimize_scalar(f, bounds=(1e-3, _LAM_MAX), method="bounded", options={"xatol": 1e-3})
-    return float(res.x)
+    return float(res.fun)
 
 
 def _step_for(accuracy, K):
@@ -184,25 +185,47 @@ def _certify(f, x, delta, want_above, top):
         step *= 2
 
 
+def _lower_end(f, delta, hi):
+    """Largest x found in [0, hi] with f(x) > delta, or 0: steps down from hi, then bisects.
+
+    Only points with f > delta are ever returned, so the result is certified even where
+    f (a tilted lower bound, weak far below its tilt point) is not monotone.
+    """
+    if f(0.0) <= delta and f(min(hi, 1.0)) <= delta and hi <= 1.0:
+        return 0.0
+    step, lo = 1e-9 * max(1.0, hi), hi
+    while lo > 0.0 and f(lo) <= delta:
+        lo = max(lo - step, 0.0)
+        step *= 2
+    if lo <= 0.0:
+        return 0.0
+    while hi - lo > 1e-12 * max(1.0, hi):
+        mid = 0.5 * (lo + hi)
+        if f(mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 def epsilon_bracket_one(cg, delta):
     """Certified bracket for eps_{P/Q}(delta) of one composed direction.
 
     upper: delta_upper(upper) <= delta, so the tight eps is <= upper;
     lower: delta_lower(lower) > delta (or lower = 0), so the tight eps is >= lower.
-    Bisection runs on the fast reads; both ends are then confirmed by direct evaluation.
+    The search runs on the fast reads; both ends are then confirmed by direct evaluation.
     """
     delta = v.probability("delta", delta)
     top = F.top_loss(cg)
     ladder = _ladder(cg, delta)
-    ups = [(_bisect(lambda x: F.delta_upper(cg, x, c, fast=True), delta, top)[1], c) for c in ladder]
-    lows = [(_bisect(lambda x: F.delta_lower(cg, x, c, fast=True), delta, top)[0], c) for c in ladder]
-    e_up, c_up = min(ups)
-    e_low, c_low = max(lows)
+    e_up, c_up = min((_bisect(lambda x: F.delta_upper(cg, x, c, fast=True), delta, top)[1], c) for c in ladder)
     if math.isfinite(e_up):
         e_up = _certify(lambda x: F.delta_upper(cg, x, c_up), e_up, delta, False, top)
-    if math.isinf(e_low):
-        e_low = top if F.delta_lower(cg, top, c_low) > delta else 0.0
+    hi = e_up if math.isfinite(e_up) else top
+    e_low, c_low = max((_lower_end(lambda x: F.delta_lower(cg, x, c, fast=True), delta, hi), c) for c in ladder)
     e_low = _certify(lambda x: F.delta_lower(cg, x, c_low), e_low, delta, True, top)
+    if math.isinf(e_up) and F.delta_lower(cg, top, c_low) > delta:
+        e_low = math.inf  # delta_lower stays above delta for good: no finite eps
     return Bracket(e_low, e_up)
 
 
@@ -266,6 +289,15 @@ def epsilon_bracket(plds_pq, plds_qp, delta, **kw):
     if _single(pq) is not None and _single(qp) is not None:
         return [_both(_exact_eps(pq[0][0], d), _exact_eps(qp[0][0], d)) for d in delta]
     d0 = float(max(delta))
-    a = compose(pq, lam=_lam_for_delta(pq, d0), **kw)
-    b = compose(qp, lam=_lam_for_delta(qp, d0), **kw)
+    # the tilt that suits eps(d0): first from the RDP guess, then from the bracket it gives
+    lams = (_lam_for_eps(pq, 0.8 * _eps_rdp(pq, d0)), _lam_for_eps(qp, 0.8 * _eps_rdp(qp, d0)))
+    for attempt in range(2):
+        a, b = compose(pq, lam=lams[0], **kw), compose(qp, lam=lams[1], **kw)
+        x, y = epsilon_bracket_one(a, d0), epsilon_bracket_one(b, d0)
+        guess = [r.lower if r.lower > 0 else r.upper for r in (x, y)]
+        new = tuple(_lam_for_eps(c, e) if math.isfinite(e) else lam
+                    for c, e, lam in zip((pq, qp), guess, lams))
+        if all(abs(n - o) <= 0.25 * max(o, 0.1) for n, o in zip(new, lams)):
+            break
+        lams = new
     return [_both(epsilon_bracket_one(a, d), epsilon_bracket_one(b, d)) for d in delta]
