@@ -15,9 +15,10 @@ delta down to 1e-300 and k up to 1e7 are exact to double precision.
 import math
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import logsumexp
 
 from . import _validate as v
+from ._logmath import binom_logpmf
 
 
 def rr_pmfs(eps0):
@@ -36,9 +37,7 @@ def rr_delta_exact(eps0, eps, k=1):
     eps_arr = v.reals("eps", eps, lo=0.0)
     k = v.integer("k", k, lo=1, hi=10 ** 7)
     j = np.arange(k + 1, dtype=float)
-    log_a = -math.log1p(math.exp(-eps0))     # log(e^eps0 / (1 + e^eps0))
-    log_b = -math.log1p(math.exp(eps0))      # log(1 / (1 + e^eps0))
-    logp = gammaln(k + 1) - gammaln(j + 1) - gammaln(k - j + 1) + j * log_a + (k - j) * log_b
+    logp = binom_logpmf(j, k, 1.0 / (1.0 + math.exp(-eps0)))
     loss = eps0 * (2 * j - k)
     out = np.empty(eps_arr.size)
     for i, e in enumerate(eps_arr):
@@ -46,5 +45,5 @@ def rr_delta_exact(eps0, eps, k=1):
         if not np.any(m):
             out[i] = 0.0
             continue
-        out[i] = math.exp(logsumexp(logp[m] + np.log(-np.expm1(e - loss[m]))))
+        out[i] = min(1.0, math.exp(logsumexp(logp[m] + np.log(-np.expm1(e - loss[m])))))  # <= 1 up to rounding
     return out if np.ndim(eps) else float(out[0])

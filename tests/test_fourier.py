@@ -1,0 +1,186 @@
+"""The certified accountant: lower <= exact <= upper, against independent exact enumeration.
+
+The property tests below generate 1,000+ cases per run (hypothesis, derandomised so
+that CI is reproducible): random small pairs, with zeros (infinite losses) allowed,
+composed K times, in both rounding modes (up/down for K <= 32, mean-preserving with
+the Hoeffding shift above), heterogeneous compositions, and eps(delta) as well as
+delta(eps).  Coarse accuracies are used to keep them fast: the brackets are certified
+at any accuracy, so coarse grids (and rtol=1: no refinement) test the same guarantee
+with wider brackets.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings, strategies as st
+
+import exact_oracle as oracle
+import shuffle_lib as sl
+from shuffle_lib import grid
+
+FAST = dict(deadline=None, derandomize=True, database=None)
+
+
+@st.composite
+def pairs(draw, m_max=4, zeros=True):
+    m = draw(st.integers(2, m_max))
+    p = np.array(draw(st.lists(st.floats(0.01, 1), min_size=m, max_size=m)))
+    q = np.array(draw(st.lists(st.floats(0.01, 1), min_size=m, max_size=m)))
+    if zeros and draw(st.booleans()):
+        q[draw(st.integers(0, m - 1))] = 0.0
+    return p / p.sum(), q / q.sum()
+
+
+def both(p, q, K):
+    return [(sl.pld_from_pmfs(p, q), K)], [(sl.pld_from_pmfs(q, p), K)]
+
+
+@settings(max_examples=500, **FAST)
+@given(pairs(), st.integers(1, 6), st.lists(st.floats(0, 4), min_size=1, max_size=3),
+       st.sampled_from([3e-2, 1e-2, 2e-3]))
+def test_delta_bracket_contains_exact_updown(pq, K, eps, acc):
+    p, q = pq
+    out = sl.delta_bracket(*both(p, q, K), eps, accuracy=acc, rtol=1.0)
+    for e, b in zip(eps, out):
+        exact = oracle.delta(p, q, K, e)
+        assert b.lower <= exact <= b.upper, (e, b, exact)
+
+
+@settings(max_examples=150, **FAST)
+@given(pairs(m_max=3), st.integers(33, 150), st.floats(0, 6), st.sampled_from([3e-2, 1e-2]))
+def test_delta_bracket_contains_exact_mean_mode(pq, K, e, acc):
+    p, q = pq
+    out = sl.delta_bracket(*both(p, q, K), [e], accuracy=acc, rtol=1.0)[0]
+    exact = oracle.delta(p, q, K, e)
+    assert out.lower <= exact <= out.upper
+
+
+@settings(max_examples=200, **FAST)
+@given(pairs(m_max=3), st.sampled_from([2, 5, 40]), st.sampled_from([1e-1, 1e-3, 1e-6, 1e-9]))
+def test_epsilon_bracket_contains_exact(pq, K, d):
+    p, q = pq
+    out = sl.epsilon_bracket(*both(p, q, K), [d], accuracy=1e-2)[0]
+    exact = oracle.epsilon(p, q, K, d)
+    assert out.lower <= exact <= out.upper, (out, exact)
+
+
+@settings(max_examples=100, **FAST)
+@given(pairs(m_max=3, zeros=False), pairs(m_max=3, zeros=False), st.integers(1, 3), st.integers(1, 3),
+       st.floats(0, 3))
+def test_heterogeneous_composition(pq1, pq2, k1, k2, e):
+    (p1, q1), (p2, q2) = pq1, pq2
+    P1, Q1 = sl.product_pmfs(p1, q1, k1)
+    P2, Q2 = sl.product_pmfs(p2, q2, k2)
+    exact = sl.delta_exact(np.kron(P1, P2), np.kron(Q1, Q2), [e])[0]
+    a = [(sl.pld_from_pmfs(p1, q1), k1), (sl.pld_from_pmfs(p2, q2), k2)]
+    b = [(sl.pld_from_pmfs(q1, p1), k1), (sl.pld_from_pmfs(q2, p2), k2)]
+    out = sl.delta_bracket(a, b, [e], accuracy=1e-2, rtol=1.0)[0]
+    assert out.lower <= exact <= out.upper
+
+
+@settings(max_examples=60, **FAST)
+@given(st.integers(2, 3000), st.integers(2, 3000), st.integers(0, 2 ** 32 - 1), st.floats(-30, 0))
+def test_fft_roundoff_within_the_stated_bound(na, nb, seed, logspread):
+    """The l1 error of one FFT convolution is below the bound the accountant adds."""
+    rng = np.random.default_rng(seed)
+    a = np.exp(logspread * rng.random(na))
+    b = np.exp(logspread * rng.random(nb))
+    a, b = a / a.max(), b / b.max()
+    ga = grid._Grid(a, 0, 0.0, 0.0, 0.0, 0.0)
+    gb = grid._Grid(b, 0, 0.0, 0.0, 0.0, 0.0)
+    out = grid._convolve(ga, gb, 1.0, 0.0, 0.0)
+    exact = np.convolve(a.astype(np.longdouble), b.astype(np.longdouble))
+    scale = float(exact.max())
+    assume(out.w.size == exact.size)  # no trimming happened (tau_top = 0 keeps everything)
+    err = float(np.abs(out.w * scale - exact).sum()) / scale
+    assert err <= out.err
+
+
+def test_randomised_response_matches_binomial_sum():
+    for eps0, K in ((1.0, 10), (0.5, 64)):
+        P, Q = sl.rr_pmfs(eps0)
+        eps = [0.0, 0.5, 2.0, 4.0]
+        out = sl.delta_bracket(*both(P, Q, K), eps)
+        for e, b in zip(eps, out):
+            exact = sl.rr_delta_exact(eps0, e, K)
+            assert b.lower <= exact <= b.upper
+            assert b.upper - b.lower <= 0.01 * b.upper
+
+
+@pytest.mark.parametrize("K, rtol", [(10, 0.01), (100, 0.01)])
+def test_default_width_at_small_delta(K, rtol):
+    """Issue 2's default: relative width <= 1 % for delta >= 1e-10 at K <= 100."""
+    eps0 = 0.3
+    P, Q = sl.rr_pmfs(eps0)
+    e_hi = sl.epsilon_bracket(*both(P, Q, K), [1e-10])[0].upper
+    out = sl.delta_bracket(*both(P, Q, K), [e_hi * 0.999])[0]
+    exact = sl.rr_delta_exact(eps0, e_hi * 0.999, K)
+    assert exact >= 1e-10
+    assert out.lower <= exact <= out.upper
+    assert out.upper - out.lower <= rtol * out.upper
+
+
+def test_one_round_is_exact():
+    rng = np.random.default_rng(3)
+    p, q = rng.dirichlet(np.ones(7)), rng.dirichlet(np.ones(7))
+    b = sl.delta_bracket(sl.pld_from_pmfs(p, q), sl.pld_from_pmfs(q, p), [0.3])[0]
+    exact = sl.delta_exact(p, q, [0.3])[0]
+    assert b.lower <= exact <= b.upper and b.upper - b.lower <= 3e-12 * exact
+    e = sl.epsilon_bracket(sl.pld_from_pmfs(p, q), sl.pld_from_pmfs(q, p), [1e-3])[0]
+    assert e.lower <= sl.epsilon_exact(p, q, 1e-3) <= e.upper
+
+
+def test_extreme_delta_gives_a_valid_bracket():
+    P, Q = sl.rr_pmfs(1.0)
+    out = sl.epsilon_bracket(*both(P, Q, 10), [1e-300])[0]
+    assert out.lower <= 10.0 <= out.upper  # exact: 10 - 2e-299, i.e. 10.0 in double precision
+
+
+def test_dp_accounting_agrees_within_its_own_bracket():
+    """Google's dp_accounting (pessimistic/optimistic, both directions) against our bracket."""
+    from dp_accounting.pld import privacy_loss_distribution as dpa
+
+    rng = np.random.default_rng(11)
+    p, q = rng.dirichlet(np.ones(12)), rng.dirichlet(np.ones(12))
+    lp = {i: math.log(x) for i, x in enumerate(p)}
+    lq = {i: math.log(x) for i, x in enumerate(q)}
+    K, eps = 20, [1.0, 3.0]
+    ours = sl.delta_bracket(*both(p, q, K), eps)
+    for pess in (True, False):
+        d = dpa.from_two_probability_mass_functions(lq, lp, pessimistic_estimate=pess,
+                                                    value_discretization_interval=1e-4, symmetric=False)
+        d = d.self_compose(K)
+        for e, b in zip(eps, ours):
+            theirs = d.get_delta_for_epsilon(e)
+            if pess:
+                assert theirs >= b.lower  # an upper bound can't sit below a certified lower bound
+            else:
+                assert theirs <= b.upper
+
+
+@pytest.mark.parametrize("kwargs, msg", [
+    (dict(accuracy=0.0), "accuracy must lie in"),
+    (dict(accuracy=float("nan")), "accuracy must lie in"),
+    (dict(h=1e-9, max_points=64), "too small"),
+    (dict(max_points=10), "max_points must be an integer"),
+])
+def test_bad_grid_options(kwargs, msg):
+    P, Q = sl.rr_pmfs(1.0)
+    with pytest.raises(ValueError, match=msg):
+        sl.delta_bracket(*both(P, Q, 3), [1.0], **kwargs)
+
+
+def test_bad_components_and_targets():
+    P, Q = sl.rr_pmfs(1.0)
+    a, b = both(P, Q, 3)
+    with pytest.raises(ValueError, match="compositions must be an integer"):
+        sl.delta_bracket([(a[0][0], 0)], b, [1.0])
+    with pytest.raises(ValueError, match="PLDs with counts"):
+        sl.delta_bracket([(P, 2)], b, [1.0])
+    with pytest.raises(ValueError, match="eps must lie in"):
+        sl.delta_bracket(a, b, [-1.0])
+    with pytest.raises(ValueError, match="delta must lie in"):
+        sl.epsilon_bracket(a, b, [0.0])
+    with pytest.raises(ValueError, match="delta must lie in"):
+        sl.epsilon_bracket(a, b, [float("nan")])
