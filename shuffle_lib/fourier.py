@@ -262,6 +262,7 @@ def delta_bracket(plds_pq, plds_qp, eps, accuracy=DEFAULT_ACCURACY, rtol=None, *
     for K <= 100 rounds, 5 % above), within ``max_points``.  Keywords go to :func:`compose`.
     """
     eps = v.reals("eps", eps, lo=0.0)
+    accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     pq, qp = check_components(plds_pq), check_components(plds_qp)
     if _single(pq) is not None and _single(qp) is not None:
         m = F._REL_MARGIN
@@ -285,6 +286,8 @@ def delta_bracket(plds_pq, plds_qp, eps, accuracy=DEFAULT_ACCURACY, rtol=None, *
 def epsilon_bracket(plds_pq, plds_qp, delta, **kw):
     """Certified brackets for the tight eps(delta) of a composition, one per delta."""
     delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    if "accuracy" in kw:
+        v.real("accuracy", kw["accuracy"], 0.0, 1.0, lo_open=True)
     pq, qp = check_components(plds_pq), check_components(plds_qp)
     if _single(pq) is not None and _single(qp) is not None:
         return [_both(_exact_eps(pq[0][0], d), _exact_eps(qp[0][0], d)) for d in delta]
