@@ -7,7 +7,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-MATHJAX := _static/mathjax/tex-chtml.js
+MATHJAX := _vendor/mathjax/tex-chtml.js
 MATHJAX_VERSION := 3.2.2
 
 .PHONY: book test setup clean
@@ -23,9 +23,9 @@ $(STAMP): requirements.txt pyproject.toml
 
 # MathJax 3 from the npm registry (not committed), so equations render offline.
 $(MATHJAX):
-	rm -rf _static/mathjax .mathjax-tmp && mkdir -p _static .mathjax-tmp
+	rm -rf _vendor/mathjax .mathjax-tmp && mkdir -p _vendor .mathjax-tmp
 	cd .mathjax-tmp && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null && tar xzf mathjax-$(MATHJAX_VERSION).tgz
-	mv .mathjax-tmp/package/es5 _static/mathjax && rm -rf .mathjax-tmp
+	mv .mathjax-tmp/package/es5 _vendor/mathjax && rm -rf .mathjax-tmp
 
 book: setup
 	$(VENV)/bin/jupyter-book build . --keep-going
@@ -37,4 +37,4 @@ test: setup
 	@echo "All tests passed; the book is at $(CURDIR)/_build/html/index.html"
 
 clean:
-	rm -rf _build $(VENV) _static/mathjax
+	rm -rf _build $(VENV) _vendor/mathjax

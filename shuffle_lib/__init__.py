@@ -11,10 +11,10 @@ Flat public API; one module per idea:
 from .fourier import Bracket, compose, delta_bracket, epsilon_bracket
 from .pld import (PLD, delta_exact, epsilon_exact, epsilon_for_delta, hockey_stick, pld_from_losses,
                   pld_from_pmfs, product_pmfs, tail_probability)
-from .rr import rr_delta_exact, rr_pmfs
+from .rr import rr_composed_pld, rr_delta_exact, rr_pmfs
 
 __all__ = [
     "PLD", "Bracket", "compose", "delta_bracket", "epsilon_bracket", "delta_exact", "epsilon_exact",
     "epsilon_for_delta", "hockey_stick", "pld_from_losses", "pld_from_pmfs", "product_pmfs",
-    "tail_probability", "rr_delta_exact", "rr_pmfs",
+    "tail_probability", "rr_composed_pld", "rr_delta_exact", "rr_pmfs",
 ]

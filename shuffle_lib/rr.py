@@ -18,6 +18,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from . import _validate as v
+from .pld import pld_from_losses
 from ._logmath import binom_logpmf
 
 
@@ -47,3 +48,12 @@ def rr_delta_exact(eps0, eps, k=1):
             continue
         out[i] = min(1.0, math.exp(logsumexp(logp[m] + np.log(-np.expm1(e - loss[m])))))  # <= 1 up to rounding
     return out if np.ndim(eps) else float(out[0])
+
+
+def rr_composed_pld(eps0, k=1):
+    """The exact PLD of k-fold randomised response: mass Bin(k, a) at losses eps0 (2j - k)."""
+    eps0 = v.real("eps0", eps0, 0.0, 50.0, lo_open=True)
+    k = v.integer("k", k, lo=1, hi=10 ** 7)
+    j = np.arange(k + 1, dtype=float)
+    probs = np.exp(binom_logpmf(j, k, 1.0 / (1.0 + math.exp(-eps0))))
+    return pld_from_losses(eps0 * (2 * j - k), probs)
