@@ -21,7 +21,6 @@ import math
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from scipy.special import logsumexp
 
 from . import _validate as v
 from . import grid as F
@@ -69,7 +68,10 @@ def _log_mgf(components, lam):
     for p, c in components:
         with np.errstate(divide="ignore"):
             a = lam * p.losses + np.log(p.probs)
-        total += c * float(logsumexp(a)) if a.size else -math.inf
+        m = float(np.max(a, initial=-np.inf))
+        if not math.isfinite(m):
+            return -math.inf
+        total += c * (m + math.log(float(np.sum(np.exp(a - m)))))
     return total
 
 
