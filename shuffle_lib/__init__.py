@@ -6,15 +6,30 @@ Flat public API; one module per idea:
 * :mod:`shuffle_lib.fourier` -- the Fourier accountant: certified [lower, upper] brackets for delta(eps), eps(delta).
 * :mod:`shuffle_lib.grid` -- its engine: tilted, one-sided, error-tracked composition on a grid.
 * :mod:`shuffle_lib.rr` -- binary randomised response, the worked example.
+
+Mechanism modules (imported as modules: ``from shuffle_lib import krr``):
+
+* :mod:`~shuffle_lib.krr`, :mod:`~shuffle_lib.krr_checks`, :mod:`~shuffle_lib.krr_large` --
+  shuffled k-randomised response, strong and weak adversaries (seed 000 Sec. 4).
+* :mod:`~shuffle_lib.clones`, :mod:`~shuffle_lib.clone_pld`, :mod:`~shuffle_lib.clone_compose`,
+  :mod:`~shuffle_lib.fmt21`, :mod:`~shuffle_lib.subsample` -- general eps0-LDP shufflers
+  through the clones dominating pair (seed 000 Sec. 5, seed 001 Sec. 3).
+* :mod:`~shuffle_lib.histogram`, :mod:`~shuffle_lib.bounds_literature`, :mod:`~shuffle_lib.utility`
+  -- k-RR histogram queries and their utility (seed 002).
 """
 
 from .fourier import Bracket, compose, delta_bracket, epsilon_bracket
 from .pld import (PLD, delta_exact, epsilon_exact, epsilon_for_delta, hockey_stick, pld_from_losses,
                   pld_from_pmfs, product_pmfs, tail_probability)
 from .rr import rr_composed_pld, rr_delta_exact, rr_pmfs
+from . import clones  # noqa: E402  (before clone_compose, which it re-exports)
+from . import (bounds_literature, clone_compose, clone_pld, fmt21, histogram, krr,  # noqa: E402
+               krr_checks, krr_large, subsample, utility)
 
 __all__ = [
     "PLD", "Bracket", "compose", "delta_bracket", "epsilon_bracket", "delta_exact", "epsilon_exact",
     "epsilon_for_delta", "hockey_stick", "pld_from_losses", "pld_from_pmfs", "product_pmfs",
     "tail_probability", "rr_composed_pld", "rr_delta_exact", "rr_pmfs",
+    "bounds_literature", "clone_compose", "clone_pld", "clones", "fmt21", "histogram", "krr",
+    "krr_checks", "krr_large", "subsample", "utility",
 ]

@@ -100,11 +100,14 @@ def _width_estimate(components):
     ell = math.log(2.0 / F._TAU)
     total = 0.0
     for p, count in components:
-        mu = float(np.dot(p.losses, p.probs) / max(p.probs.sum(), 1e-300))
-        var = float(np.dot((p.losses - mu) ** 2, p.probs) / max(p.probs.sum(), 1e-300))
-        b = float(np.max(np.abs(p.losses - mu), initial=0.0))
+        c = np.cumsum(p.probs)  # atoms in tails of mass <= _TAU are cut anyway: ignore them
+        i, j = int(np.searchsorted(c, F._TAU, "right")), int(np.searchsorted(c, c[-1] - F._TAU, "left"))
+        s, w = (p.losses[i:j + 1], p.probs[i:j + 1]) if i <= j < p.losses.size else (p.losses, p.probs)
+        mu = float(np.dot(s, w) / max(w.sum(), 1e-300))
+        var = float(np.dot((s - mu) ** 2, w) / max(w.sum(), 1e-300))
+        b = float(np.max(np.abs(s - mu), initial=0.0))
         t = b * ell / 3 + math.sqrt((b * ell / 3) ** 2 + 2 * count * var * ell)
-        span = float(p.losses[-1] - p.losses[0]) if p.losses.size else 0.0
+        span = float(s[-1] - s[0]) if s.size else 0.0
         total += min(count * span, 2 * t) + 2 * b
     return max(total, 1e-12)
 

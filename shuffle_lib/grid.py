@@ -95,7 +95,7 @@ def _tilt(w_mass, offset, h, lam):
     return np.exp(lw - c), c
 
 
-def _trim(g, h, lam, tau_top):
+def _trim(g, h, lam, tau_top, noise=0.0):
     """Trim both tails (module docstring, point 3).
 
     The top is cut only where the round-off bound's untilted cost, err e^{logscale - lam s},
@@ -103,7 +103,10 @@ def _trim(g, h, lam, tau_top):
     """
     w = g.w
     c_low = np.cumsum(w)
-    i = min(int(np.searchsorted(c_low, _TAU * c_low[-1], side="right")), w.size - 1)
+    # bottom: tilted mass up to _TAU of the total, or up to a tenth of this step's FFT round-off
+    # bound (below that the stored values are round-off noise, and keeping them would let
+    # the window grow with every convolution)
+    i = min(int(np.searchsorted(c_low, max(_TAU * c_low[-1], 0.1 * noise), side="right")), w.size - 1)
     dropped = float(c_low[i - 1]) if i > 0 else 0.0
     c_top, n_top, block = np.zeros(0), 0, 1 << 14
     while True:  # untilted top-tail masses, read from the top in growing blocks
@@ -116,7 +119,11 @@ def _trim(g, h, lam, tau_top):
         block *= 4
     n_top = min(n_top, w.size - 1 - i)
     if lam > 0 and g.err > 0 and n_top > 0:
-        s_b = (g.logscale + math.log(g.err / tau_top)) / lam  # err e^{logscale - lam s} <= tau_top above s_b
+        # the cut's error cost err e^{logscale - lam s} must be <= tau_top, or <= 1e-3 of the
+        # error's cost at the tilted peak (where the delta of interest lives)
+        s_peak = (g.offset + int(np.argmax(w))) * h
+        log_allowed = max(math.log(tau_top), math.log(1e-3) + math.log(g.err) + g.logscale - lam * s_peak)
+        s_b = (g.logscale + math.log(g.err) - log_allowed) / lam  # cost <= allowed above s_b
         first_ok = max(math.ceil(s_b / h) - g.offset, 0)      # first index with s >= s_b (up to rounding)
         n_top = min(n_top, max(w.size - first_ok - 1, 0))
     top, j = g.top, w.size - n_top
@@ -168,7 +175,7 @@ def _convolve(a, b, h, lam, tau_top):
     inf_up = 1.0 - (1.0 - a.inf - a.top) * (1.0 - b.inf - b.top)
     g = _Grid(w / m, a.offset + b.offset, a.logscale + b.logscale + math.log(m), inf,
               max(inf_up - inf, 0.0), err / m)
-    return _trim(g, h, lam, tau_top)
+    return _trim(g, h, lam, tau_top, fft_err / m)
 
 
 def _self_compose(g, k, h, lam, tau_top):
@@ -188,11 +195,12 @@ def compose_on_grid(components, h, lam, mode):
     max_abs = max(float(np.max(np.abs(p.losses), initial=0.0)) for p, _ in components)
     eps_slack = K * 64 * _U * max(max_abs, h)  # input rounding + snapping
 
-    tau_top = _TAU / K  # trimmed top mass is counted again by every later round
+    tau_top = _TAU / K  # later cuts: their mass is counted again by every later round
+    # (the first cut, of each input PLD's top atoms, keeps _TAU: callers rely on a top tail
+    # of mass <= _TAU going to +inf for the upper bound and being dropped for the lower)
 
     def run(rounding):
-        parts = [_self_compose(discretise(p, h, rounding, lam, tau_top), c, h, lam, tau_top)
-                 for p, c in components]
+        parts = [_self_compose(discretise(p, h, rounding, lam), c, h, lam, tau_top) for p, c in components]
         out = parts[0]
         for g in parts[1:]:
             out = _convolve(out, g, h, lam, tau_top)

@@ -1,0 +1,90 @@
+"""PLDs of the clones pairs (shuffle_lib.clone_pld): exact, truncated and grid constructions are
+certified against the exact O(n^2) enumeration; term counts of the seeds' truncations."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shuffle_lib import clone_pld, clones, fourier, pld
+
+EPS = [0.0, 0.05, 0.2, 0.6, 1.5]
+
+
+@pytest.mark.parametrize("pair", ["fmt21", "koskela", "stronger"])
+@pytest.mark.parametrize("n,eps0", [(60, 0.5), (300, 1.0), (800, 4.0)])
+def test_truncated_and_grid_plds_bracket_exact(pair, n, eps0):
+    ex = clone_pld.clone_pld_exact(n, eps0, pair)
+    up, iu = clone_pld.clone_pld(n, eps0, pair, tau=1e-10, side="upper")
+    lo, _ = clone_pld.clone_pld(n, eps0, pair, tau=1e-10, side="lower")
+    gu, _ = clone_pld.clone_pld_grid(n, eps0, 3e-3, "upper", pair, tau=1e-10)
+    gl, _ = clone_pld.clone_pld_grid(n, eps0, 3e-3, "lower", pair, tau=1e-10)
+    assert iu["dropped"] <= 2e-10
+    for e in EPS:
+        d = pld.hockey_stick(ex, e)
+        tol = 1e-12 * d + 1e-300
+        assert pld.hockey_stick(lo, e) <= d + tol <= pld.hockey_stick(up, e) + 2 * tol
+        assert pld.hockey_stick(gl, e) <= d + tol <= pld.hockey_stick(gu, e) + 2 * tol
+        assert pld.hockey_stick(up, e) - pld.hockey_stick(lo, e) <= iu["dropped"] * (1 + 1e-9) + 1e-15
+    assert ex.inf_mass == pytest.approx(clones.delta_inf(n, eps0, pair), rel=1e-12, abs=1e-300)
+
+
+def test_grid_composition_bracket_contains_exact_composition():
+    """Fourier on the upper / lower grid PLDs brackets the exact 2-fold composition."""
+    n, eps0, k = 200, 2.0, 2
+    ex = clone_pld.clone_pld_exact(n, eps0)
+    gu, _ = clone_pld.clone_pld_grid(n, eps0, 1e-3, "upper")
+    gl, _ = clone_pld.clone_pld_grid(n, eps0, 1e-3, "lower")
+    exact = fourier.delta_bracket([(ex, k)], [(ex, k)], [0.3], accuracy=1e-5)[0]
+    hi = fourier.delta_bracket([(gu, k)], [(gu, k)], [0.3])[0].upper
+    lo = fourier.delta_bracket([(gl, k)], [(gl, k)], [0.3])[0].lower
+    assert lo <= exact.upper and exact.lower <= hi
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(2, 400), eps0=st.floats(0.2, 5.0), h=st.floats(1e-4, 5e-2))
+def test_grid_pld_property(n, eps0, h):
+    ex = clone_pld.clone_pld_exact(n, eps0)
+    gu, _ = clone_pld.clone_pld_grid(n, eps0, h, "upper")
+    gl, _ = clone_pld.clone_pld_grid(n, eps0, h, "lower")
+    for e in (0.0, 0.1, 0.5):
+        d = pld.hockey_stick(ex, e)
+        assert pld.hockey_stick(gl, e) <= d * (1 + 1e-10) + 1e-300
+        assert d <= pld.hockey_stick(gu, e) * (1 + 1e-10) + 1e-300
+    assert np.all(np.abs(gu.losses / h - np.round(gu.losses / h)) < 1e-6)
+
+
+def test_cli_top_atom_pld_is_certified():
+    """side='top': dropped mass <= 1e-17 placed at the largest loss; Fourier brackets stay valid."""
+    n, eps0 = 2000, 4.0
+    pl, info = clone_pld.clone_pld(n, eps0, "fmt21", 1e-18, "top")
+    assert info["dropped"] <= 1e-17 and pl.losses[-1] == pytest.approx(eps0)
+    b = fourier.delta_bracket(pl, pl, [0.3, 0.8])
+    for e, br in zip((0.3, 0.8), b):
+        exact = clones.delta_bracket_single(n, eps0, e)
+        assert br.lower <= exact.upper and exact.lower <= br.upper
+
+
+def test_term_counts_ordering():
+    """Seed 000 Sec. 5.2 (one level) keeps O(n sqrt(n log 1/tau)) atoms, seed 001 Lemma 6 (two levels)
+    O(n) -- and the exact quantile ranges fewer still."""
+    for n in (10 ** 3, 10 ** 4):
+        c = clone_pld.term_counts(n, 4.0, 1e-12)
+        assert c["quantile"] <= c["hoeffding2"] <= c["hoeffding1"] <= c["full"]
+        assert c["full"] == (n + 1) * (n + 2) // 2
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="side"):
+        clone_pld.clone_pld(10, 1.0, side="middle")
+    with pytest.raises(ValueError, match="n must be <= 3000"):
+        clone_pld.clone_pmfs(5000, 1.0)
+    with pytest.raises(ValueError, match="tau"):
+        clone_pld.clone_pld(10, 1.0, tau=1e-10, side="top")
+    with pytest.raises(ValueError, match="max_atoms"):
+        clone_pld.clone_pld(10 ** 6, 1.0, max_atoms=1000)
+    with pytest.raises(ValueError, match="h must"):
+        clone_pld.clone_pld_grid(10, 1.0, 0.0, "upper")
+    assert math.isfinite(clone_pld.clone_pld_grid(10 ** 7, 10.0, 1e-3, "upper")[0].losses.max())

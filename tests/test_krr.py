@@ -1,0 +1,431 @@
+"""Tests of shuffle_lib.krr (issue 3): oracles are sympy, brute-force enumeration of the
+protocol (shuffle_lib.krr_checks, rational arithmetic), scipy closed forms and the
+independent dp_accounting PLD implementation."""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import binom
+
+from shuffle_lib import krr
+from shuffle_lib import krr_checks as kc
+from shuffle_lib import krr_large
+from shuffle_lib.pld import delta_exact, epsilon_exact, hockey_stick, pld_from_pmfs, product_pmfs, tail_probability
+
+FIG1 = dict(n=1000, gamma=0.25, k=4)
+
+
+# ---- sympy: every closed form used --------------------------------------------------------
+
+
+@pytest.mark.parametrize("kk", [2, 3, 4, 5])
+def test_app_a_identity_sympy(kk):
+    """000 App. A: sum_i multinom(b; n - e_i) P[R(1) = i] = b!/prod n_j! [n_1 (1-g) + g (b+1)/k]."""
+    g = sp.symbols("gamma", positive=True)
+    ns = sp.symbols(f"n1:{kk + 1}", positive=True, integer=True)
+    b = sum(ns) - 1
+    w = [1 - g + g / kk] + [g / kk] * (kk - 1)
+    common = sp.factorial(b) / sp.prod([sp.factorial(x) for x in ns])
+    lhs = sum(sp.factorial(b) / sp.prod([sp.factorial(ns[j] - int(j == i)) for j in range(kk)]) * w[i]
+              for i in range(kk))
+    rhs = common * (ns[0] * (1 - g) + g * (b + 1) / kk)
+    assert sp.simplify(sp.gammasimp((lhs - rhs) / common)) == 0
+
+
+def test_strong_ratio_sympy():
+    """A_s, beta_n = 0: P[A = a-1, C = c] / P[A = a, C = c-1] = a / c (multinomial)."""
+    a, c, N = sp.symbols("a c N", positive=True, integer=True)
+    p = sp.symbols("p", positive=True)
+    r = 1 - 2 * p
+    f = lambda x, y: sp.factorial(N) / (sp.factorial(x) * sp.factorial(y) * sp.factorial(N - x - y)) * p ** (x + y) * r ** (N - x - y)  # noqa: E731
+    assert sp.simplify(sp.gammasimp(f(a - 1, c) / f(a, c - 1) - a / c)) == 0
+
+
+def test_weak_loss_sympy_and_library():
+    """weak_loss is log of the App. A bracket ratio; lambdified and compared on a grid."""
+    u, w, b, g, k = sp.symbols("u w b gamma k", positive=True)
+    expr = sp.log((u * (1 - g) + g * (b + 1) / k) / (w * (1 - g) + g * (b + 1) / k))
+    f = sp.lambdify((u, w, b, g, k), expr)
+    rng = np.random.default_rng(3)
+    U, W = rng.integers(0, 50, 200), rng.integers(0, 50, 200)
+    B = U + W + rng.integers(0, 50, 200)
+    G, K = rng.uniform(0.05, 1, 200), rng.integers(2, 9, 200)
+    np.testing.assert_allclose(krr.weak_loss(U, W, B, G, K), f(U, W, B, G, K), rtol=1e-13, atol=1e-15)
+
+
+def test_conversion_sympy():
+    """gamma = k/(e^eps0 + k - 1)  <=>  1 - gamma + gamma/k = e^eps0/(e^eps0 + k - 1)."""
+    e0, k = sp.symbols("varepsilon_0 k", positive=True)
+    gam = k / (sp.exp(e0) + k - 1)
+    assert sp.simplify(1 - gam + gam / k - sp.exp(e0) / (sp.exp(e0) + k - 1)) == 0
+    assert sp.simplify(sp.log(1 + k * (1 - gam) / gam) - e0) == 0
+
+
+def test_balle_inversion_sympy():
+    """delta = 2 exp(-gamma (n-1) eps^2/(14k)) makes the first term of the max equal gamma."""
+    n, g, k, e = sp.symbols("n gamma k varepsilon", positive=True)
+    d = 2 * sp.exp(-g * (n - 1) * e ** 2 / (14 * k))
+    assert sp.simplify(14 * k * sp.log(2 / d) / ((n - 1) * e ** 2) - g) == 0
+
+
+# ---- randomiser and conversions -----------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(1e-6, 1.0), st.integers(2, 1000))
+def test_gamma_eps0_roundtrip(gamma, k):
+    e0 = krr.eps0_from_gamma(gamma, k)
+    assert math.isclose(krr.gamma_from_eps0(e0, k), gamma, rel_tol=1e-12)
+    p_true, p_other = krr.krr_probs(gamma, k)
+    assert math.isclose(p_true, math.exp(e0) / (math.exp(e0) + k - 1), rel_tol=1e-12)
+    assert math.isclose(p_true + (k - 1) * p_other, 1.0, rel_tol=1e-14)
+
+
+@pytest.mark.parametrize("gamma,k", [(0.25, 4), (0.6, 2), (0.9, 7)])
+def test_local_randomiser_is_eps0_ldp(gamma, k):
+    """The local pair's tight eps at delta -> 0 is eps0 (000 Def. 3)."""
+    p, q = krr.krr_pmfs(gamma, k)
+    e0 = krr.eps0_from_gamma(gamma, k)
+    assert delta_exact(p, q, e0)[0] == 0.0
+    assert delta_exact(p, q, e0 * (1 - 1e-6))[0] > 0.0
+    assert math.isclose(epsilon_exact(p, q, 1e-300), e0, rel_tol=1e-9)
+
+
+# ---- brute force: library == enumeration of the whole protocol ---------------------------
+
+TINY = [(2, 2), (3, 2), (4, 2), (6, 2), (3, 3), (4, 3), (5, 3), (6, 3)]
+EPS = [0.0, 0.2, 0.5, 0.9, 1.4, 2.5]
+
+
+@pytest.mark.parametrize("n,k", TINY)
+@pytest.mark.parametrize("gamma", [0.25, 0.6, 1.0])
+@pytest.mark.parametrize("view", ["strong", "weak"])
+def test_bruteforce_equals_library(n, k, gamma, view):
+    """The library's exact PLD (tail=0) gives the tight delta of the enumerated views, to 1e-12."""
+    bf = kc.brute_delta(n, gamma, k, view, EPS)
+    pl = krr.adversary_pld(view, n, gamma, k, tail=0)
+    assert pl.cut == 0.0
+    lib = np.array([hockey_stick(pl.lower, e) for e in EPS])
+    np.testing.assert_allclose(lib, bf, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("view", ["strong", "weak"])
+def test_bruteforce_both_directions_and_any_others(view):
+    """One PLD serves both directions and every x_1..x_{n-1} (the dominating-pair argument)."""
+    pl = krr.adversary_pld(view, 4, 0.4, 3, tail=0)
+    lib = [hockey_stick(pl.lower, e) for e in EPS]
+    for others in [(0, 0, 0), (1, 2, 0), (2, 2, 1), (1, 1, 1)]:
+        p, q = kc.view_pmfs(4, 0.4, 3, view, others)
+        pq = hockey_stick(pld_from_pmfs(p, q), EPS)
+        qp = hockey_stick(pld_from_pmfs(q, p), EPS)
+        np.testing.assert_allclose(pq, lib, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(qp, lib, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("view", ["strong", "weak"])
+def test_bruteforce_composition_in_bracket(view):
+    """Two rounds: the enumerated product views' tight delta lies in the library bracket."""
+    n, g, k = 4, 0.4, 2
+    bf = kc.brute_delta(n, g, k, view, EPS[1:], n_c=2)
+    br = krr.delta_bracket(view, n, g, k, EPS[1:], n_c=2)
+    for d, b in zip(bf, br):
+        assert b.lower <= d * (1 + 1e-12) + 1e-15 and d <= b.upper * (1 + 1e-12) + 1e-15
+
+
+@pytest.mark.parametrize("n,k", [(3, 2), (4, 2), (4, 3), (5, 2)])
+def test_side_information_order(n, k):
+    """plain <= weak <= strong (each view is a post-processing of the next)."""
+    for g in (0.3, 0.7):
+        plain = kc.plain_worst_delta(n, g, k, EPS)
+        weak = kc.brute_delta(n, g, k, "weak", EPS)
+        strong = kc.brute_delta(n, g, k, "strong", EPS)
+        assert np.all(plain <= weak + 1e-15) and np.all(weak <= strong + 1e-15)
+
+
+# ---- structure of the PLDs ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n,gamma,k", [(2, 0.5, 2), (50, 0.25, 4), (1000, 0.25, 4), (300, 0.9, 3)])
+def test_strong_closed_forms(n, gamma, k):
+    """inf mass (1-g)(1-g/k)^(n-1), total mass 1, E_P[e^-L] = 1 - inf mass (symmetry)."""
+    pl = krr.strong_pld(n, gamma, k)
+    inf = (1 - gamma) * (1 - gamma / k) ** (n - 1)
+    assert math.isclose(pl.lower.inf_mass, inf, rel_tol=1e-12)
+    assert math.isclose(math.fsum(pl.lower.probs) + inf, 1.0, abs_tol=1e-14)
+    assert math.isclose(math.fsum(pl.lower.probs * np.exp(-pl.lower.losses)), 1 - inf, abs_tol=1e-14)
+    zero = pl.lower.probs[pl.lower.losses == 0].sum()
+    assert zero >= gamma
+
+
+@pytest.mark.parametrize("n,gamma,k", [(50, 0.25, 4), (1000, 0.25, 4), (200, 0.5, 2)])
+def test_weak_closed_forms(n, gamma, k):
+    """No inf mass; losses in [-eps0, eps0]; total mass 1; E_P[e^-L] = 1."""
+    pl = krr.weak_pld(n, gamma, k)
+    e0 = krr.eps0_from_gamma(gamma, k)
+    assert pl.lower.inf_mass == 0.0
+    assert pl.lower.losses[0] >= -e0 - 1e-12 and pl.lower.losses[-1] <= e0 + 1e-12
+    assert math.isclose(math.fsum(pl.lower.probs), 1.0, abs_tol=1e-14)
+    assert math.isclose(math.fsum(pl.lower.probs * np.exp(-pl.lower.losses)), 1.0, abs_tol=1e-14)
+
+
+@pytest.mark.parametrize("view", ["strong", "weak"])
+def test_truncation_is_certified(view):
+    """With a coarse tail: delta(lower) <= delta(exact, tail=0) <= delta(upper)."""
+    n, g, k = 120, 0.3, 3
+    exact = krr.adversary_pld(view, n, g, k, tail=0)
+    cut = krr.adversary_pld(view, n, g, k, tail=1e-4)
+    assert cut.cut > 0
+    for e in [0.0, 0.3, 0.8, 1.5, 3.0]:
+        lo, up = krr.hockey_stick_pair(cut, e)
+        ex = hockey_stick(exact.lower, e)
+        assert lo <= ex * (1 + 1e-12) + 1e-300 and ex <= up * (1 + 1e-12)
+        assert up - lo <= cut.cut * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_weak_binned_is_certified(k):
+    """The block/grid pair for large n brackets the exact A_w delta (checked at n = 400)."""
+    exact = krr.weak_pld(400, 0.3, k)
+    binned = krr_large.weak_pld_binned(400, 0.3, k, blocks=8, h=1e-3)
+    for e in [0.0, 0.1, 0.3, 0.6, 1.0]:
+        ex = hockey_stick(exact.lower, e)
+        assert hockey_stick(binned.lower, e) <= ex * (1 + 1e-12) and ex <= hockey_stick(binned.upper, e) * (1 + 1e-12)
+
+
+def test_strong_binned_is_certified():
+    """The block/grid A_s pair for n beyond the exact size brackets the exact delta (n = 300)."""
+    exact = krr.strong_pld(300, 0.35, 3)
+    binned = krr_large.strong_pld_binned(300, 0.35, 3, cells=3000, h=1e-3)
+    for e in [0.0, 0.2, 0.5, 1.0, 2.0, 4.0]:
+        ex = hockey_stick(exact.lower, e)
+        assert hockey_stick(binned.lower, e) <= ex * (1 + 1e-12) and ex <= hockey_stick(binned.upper, e) * (1 + 1e-12)
+
+
+def test_large_n_paths_are_certified(monkeypatch):
+    """Binning of a large exact PLD, and the A_w fallback, give brackets that contain the
+    exact delta (size thresholds lowered so that the exact value is still computable)."""
+    eps = [0.2, 0.5]
+    for view in ("strong", "weak"):
+        pl = krr.adversary_pld(view, 300, 0.35, 3)
+        for n_c in (1, 3):
+            want = [hockey_stick(pl.lower, e) for e in eps] if n_c == 1 else \
+                [b for b in krr.delta_bracket(view, 300, 0.35, 3, eps, n_c=n_c)]
+            monkeypatch.setattr(krr, "BIN_ABOVE", 100)
+            monkeypatch.setattr(krr, "BIN_STEP", 1e-3)
+            got = krr.delta_bracket(view, 300, 0.35, 3, eps, n_c=n_c)
+            monkeypatch.undo()
+            for w, g in zip(want, got):
+                lo, hi = (w, w) if n_c == 1 else (w.lower, w.upper)
+                assert g.lower <= hi * (1 + 1e-12) and lo <= g.upper * (1 + 1e-12)
+    krr.weak_pld.cache_clear()
+    monkeypatch.setattr(krr, "MAX_ATOMS", 20000)
+    got = krr.delta_bracket("weak", 301, 0.35, 3, eps)
+    monkeypatch.undo()
+    krr.weak_pld.cache_clear()
+    ex = krr.weak_pld(301, 0.35, 3)
+    for e, g in zip(eps, got):
+        assert g.lower <= hockey_stick(ex.lower, e) * (1 + 1e-12) <= g.upper * (1 + 1e-12)
+
+
+def test_gamma_one_is_perfectly_private():
+    for view in ("strong", "weak"):
+        assert kc.brute_delta(3, 1.0, 2, view, [0.0])[0] < 1e-15
+        assert krr.hockey_stick_pair(krr.adversary_pld(view, 150, 1.0, 3), 0.0)[1] < 1e-12
+
+
+@pytest.mark.parametrize("view", ["strong", "weak"])
+def test_monotone(view):
+    """delta falls with eps and with gamma, and rises with the number of rounds."""
+    d = [krr.hockey_stick_pair(krr.adversary_pld(view, 200, g, 3), 0.5)[0] for g in (0.2, 0.4, 0.8)]
+    assert d[0] > d[1] > d[2]
+    br = [krr.delta_bracket(view, 200, 0.4, 3, [0.5], n_c=c)[0] for c in (1, 2, 4)]
+    assert br[0].upper < br[1].lower and br[1].upper < br[2].lower
+
+
+# ---- loose readings of the seed ---------------------------------------------------------
+
+
+def test_strong_readings_scipy_oracle():
+    """The independent reading recomputed from scipy on a full (a, c) grid."""
+    n, g, k = 60, 0.5, 3
+    a = np.arange(n)
+    pa = binom.pmf(a, n - 1, g / k)
+    for e in (0.3, 1.0):
+        z = np.log((a[:, None] + 1) / np.where(a[None, :] == 0, 1e-300, a[None, :]))
+        want = float(np.sum(np.outer(pa, pa)[z >= e]))
+        assert math.isclose(kc.reading_independent_tail(n, g, k, e), want, rel_tol=1e-10)
+
+
+@pytest.mark.parametrize("eps", [0.25, 0.5, 1.0, 1.5])
+def test_thm8_tail_is_an_upper_bound_not_tight(eps):
+    """P[L >= eps] >= delta(eps), strictly here: Thm 8's 'tight' is an upper bound."""
+    pl = krr.strong_pld(**FIG1)
+    assert tail_probability(pl.lower, eps) > 1.5 * krr.hockey_stick_pair(pl, eps)[1]
+
+
+def test_pmf_pair_reading_underestimates():
+    """The 1-d PMF pair Bin+1 vs Bin is a post-processing of the (A+1, C) vs (A, C+1) pair."""
+    for e in (0.5, 1.0):
+        r = kc.strong_readings(200, 0.25, 4, e)
+        assert r["PMF pair Bin+1 vs Bin, tight"] <= r["exact, no beta_n"] * (1 + 1e-12)
+
+
+def test_weak_independent_reading_can_underestimate():
+    """000 Thm 10 read with N1, N2 independent given B is below the tight delta (unsafe)."""
+    r = kc.weak_readings(1000, 0.25, 4, 1.0)
+    assert r["independent N1, N2 given B, tail (Thm 10)"] < r["exact (tight)"]
+    assert r["joint counts, tail"] >= r["exact (tight)"]
+
+
+def test_composed_tail_against_enumeration():
+    """composed_tail brackets P[L_1+..+L_m >= eps], the exact tail of the m-fold product (m = 3)."""
+    p, q = kc.view_pmfs(3, 0.4, 2, "strong")
+    pl = pld_from_pmfs(p, q)
+    pm, qm = product_pmfs(p, q, 3)
+    exact3 = pld_from_pmfs(pm, qm)
+    for e in (0.1, 0.7, 1.5):
+        lo, hi = kc.composed_tail(pl.losses, pl.probs, pl.inf_mass, 3, [e], h=1e-4)[0]
+        t = tail_probability(exact3, e)
+        assert lo - 1e-12 <= t <= hi + 1e-12
+
+
+def test_thm8_composed_tail_exceeds_tight_delta():
+    """Thm 8's composed tail (joint counts, with beta_n) lies above the certified tight delta."""
+    pl = krr.strong_pld(**FIG1)
+    for n_c, e in ((10, 1.0), (10, 2.0)):
+        lo, _ = kc.composed_tail(pl.lower.losses, pl.lower.probs, pl.lower.inf_mass, n_c, [e])[0]
+        assert lo > 2 * krr.delta_bracket("strong", eps=[e], n_c=n_c, accuracy=2e-3, **FIG1)[0].upper
+
+
+# ---- analytic bounds --------------------------------------------------------------------
+
+
+def test_balle_bound_valid_and_roundtrip():
+    """Balle et al. Thm 3.1 lies above the tight A_s delta; eps(delta) and delta(eps) invert."""
+    pl = krr.strong_pld(**FIG1)
+    for e in (0.45, 0.6, 0.8, 1.0):
+        d = krr.balle_delta(eps=e, **FIG1)
+        assert d >= krr.hockey_stick_pair(pl, e)[1]
+        if d < 1:
+            assert math.isclose(krr.balle_epsilon(delta=d, **FIG1), e, rel_tol=1e-9)
+    assert krr.balle_delta(eps=0.3, **FIG1) == 1.0          # gamma < 27k/((n-1)eps): no guarantee
+    assert krr.balle_epsilon(delta=1e-6, **FIG1) == math.inf  # needs eps > 1
+
+
+def test_advanced_composition():
+    e, d = krr.advanced_composition(0.1, 1e-8, 10, 1e-6)
+    assert math.isclose(e, math.sqrt(20 * math.log(1e6)) * 0.1 + 10 * 0.1 * math.expm1(0.1), rel_tol=1e-14)
+    assert math.isclose(d, 1e-7 + 1e-6, rel_tol=1e-14)
+    big = dict(n=10 ** 5, gamma=0.25, k=4)
+    eps_ac = krr.balle_epsilon_composed(delta=1e-6, n_c=10, **big)
+    assert math.isfinite(eps_ac)
+    assert eps_ac >= krr.balle_epsilon(delta=1e-6, **big)
+
+
+# ---- validation and extremes ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kw,name", [
+    (dict(n=1, gamma=0.5, k=3), "n"), (dict(n=10, gamma=0.0, k=3), "gamma"),
+    (dict(n=10, gamma=1.5, k=3), "gamma"), (dict(n=10, gamma=0.5, k=1), "k"),
+    (dict(n=10, gamma=0.5, k=2.5), "k"), (dict(n=10.5, gamma=0.5, k=2), "n"),
+    (dict(n=10, gamma=float("nan"), k=2), "gamma"),
+])
+def test_validation(kw, name):
+    for f in (krr.strong_pld, krr.weak_pld):
+        with pytest.raises(ValueError, match=name):
+            f(**kw)
+
+
+def test_validation_misc():
+    with pytest.raises(ValueError, match="adversary"):
+        krr.adversary_pld("medium", 10, 0.5, 2)
+    with pytest.raises(ValueError, match="n_c"):
+        krr.delta_bracket("strong", 10, 0.5, 2, [1.0], n_c=0)
+    with pytest.raises(ValueError, match="eps0"):
+        krr.gamma_from_eps0(-1.0, 3)
+    with pytest.raises(ValueError, match="delta"):
+        krr.balle_epsilon(100, 0.5, 2, 0.0)
+
+
+def test_extremes():
+    """n = 1e7: a clear error for the exact PLDs and for A_w, a certified bracket for A_s (binned);
+    delta = 1e-300: eps = inf for A_s (delta(inf) > 0)."""
+    with pytest.raises(ValueError, match="too large"):
+        krr.strong_pld(10 ** 7, 0.25, 4)
+    with pytest.raises(ValueError, match="too large"):
+        krr.weak_pld(10 ** 7, 0.25, 4)
+    br = krr.epsilon_bracket("strong", 100, 0.25, 4, [1e-300])[0]
+    assert br.lower == br.upper == math.inf
+    with pytest.raises(ValueError, match="too large"):
+        krr.delta_bracket("weak", 10 ** 7, 0.25, 4, [1.0])
+    br = krr.epsilon_bracket("strong", 10 ** 7, 0.25, 4, [1e-6])[0]   # certified binned pair
+    assert 0 < br.lower <= br.upper <= krr.balle_epsilon(10 ** 7, 0.25, 4, 1e-6)
+
+
+# ---- CLI ---------------------------------------------------------------------------------
+
+
+def _cli(*args):
+    out = subprocess.run([sys.executable, "-m", "shuffle_lib", *args, "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def _dp_accounting_delta(pl, n_c, eps, h, pessimistic):
+    """Independent oracle: Google dp_accounting's PLD on a grid of step h (ceil or floor rounding)."""
+    from dp_accounting.pld import privacy_loss_distribution as pldlib
+    idx = (np.ceil if pessimistic else np.floor)(pl.losses / h).astype(int)
+    pmf = {}
+    for i, p in zip(idx.tolist(), pl.probs.tolist()):
+        pmf[i] = pmf.get(i, 0.0) + p
+    d = pldlib.PrivacyLossDistribution.create_from_rounded_probability(
+        pmf, pl.inf_mass, h, pessimistic_estimate=pessimistic)
+    d = d.self_compose(n_c) if n_c > 1 else d
+    return [d.get_delta_for_epsilon(e) for e in eps]
+
+
+@pytest.mark.parametrize("mech", ["krr-strong", "krr-weak"])
+@pytest.mark.parametrize("n_c", [1, 10, 100])
+def test_cli_done_when(mech, n_c, capsys):
+    """Issue 3 'done when': n=1000, gamma=0.25, k=4, eps in {0.5,1,1.5,2}: brackets <= 1 % wide,
+    containing the value of an independent computation (exact for one round; for more,
+    Google dp_accounting's pessimistic/optimistic estimates).  The CLI's ``main`` is run
+    in-process (same code path as ``python -m shuffle_lib``, which the next test spawns) so
+    that the PLD is built once."""
+    from shuffle_lib import cli
+    eps = [0.5, 1.0, 1.5, 2.0]
+    assert cli.main(["delta", mech, "--n", "1000", "--gamma", "0.25", "--k", "4", "--eps", *map(str, eps),
+                     "--compositions", str(n_c), "--accuracy", "2e-3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mechanism"] == mech and out["compositions"] == n_c and out["params"]["k"] == 4
+    pl = krr.adversary_pld(mech[4:], **FIG1)
+    slack = n_c * out["params"]["tail_cut"]
+    if n_c == 1:
+        lo = [krr.hockey_stick_pair(pl, e)[0] for e in eps]
+        hi = [krr.hockey_stick_pair(pl, e)[1] for e in eps]
+    else:
+        h = 1e-4
+        hi = _dp_accounting_delta(pl.upper, n_c, eps, h, True)
+        lo = _dp_accounting_delta(pl.lower, n_c, eps, h, False)
+    for r, a, b in zip(out["results"], lo, hi):
+        assert r["delta_upper"] - r["delta_lower"] <= 0.01 * r["delta_upper"]
+        assert r["delta_lower"] <= b + slack and a <= r["delta_upper"] * (1 + 1e-12)
+
+
+def test_cli_epsilon_and_errors():
+    out = _cli("epsilon", "krr-strong", "--n", "1000", "--gamma", "0.25", "--k", "4", "--delta", "1e-6")
+    r = out["results"][0]
+    pl = krr.strong_pld(**FIG1)
+    assert r["eps_lower"] <= r["eps_upper"]
+    assert hockey_stick(pl.upper, r["eps_upper"]) <= 1e-6 * (1 + 1e-9)
+    bad = subprocess.run([sys.executable, "-m", "shuffle_lib", "delta", "krr-weak", "--n", "1",
+                          "--gamma", "0.25", "--k", "4", "--eps", "1"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "n must be" in bad.stderr and bad.stderr.count("\n") == 1
