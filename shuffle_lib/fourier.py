@@ -254,6 +254,14 @@ def _exact_eps(pld, delta):
     return Bracket(lo, up)
 
 
+def _same(pq, qp):
+    """True when both directions are the same PLDs (symmetric pairs): compose once."""
+    return len(pq) == len(qp) and all(
+        c1 == c2 and (a is b or (a.inf_mass == b.inf_mass and np.array_equal(a.losses, b.losses)
+                                 and np.array_equal(a.probs, b.probs)))
+        for (a, c1), (b, c2) in zip(pq, qp))
+
+
 def _both(a, b):
     return Bracket(max(a.lower, b.lower), max(a.upper, b.upper))
 
@@ -279,7 +287,7 @@ def delta_bracket(plds_pq, plds_qp, eps, accuracy=DEFAULT_ACCURACY, rtol=None, *
     lam_pq, lam_qp = _lam_for_eps(pq, e0), _lam_for_eps(qp, e0)
     while True:
         a = compose(pq, accuracy=accuracy, lam=lam_pq, **kw)
-        b = compose(qp, accuracy=accuracy, lam=lam_qp, **kw)
+        b = a if _same(pq, qp) else compose(qp, accuracy=accuracy, lam=lam_qp, **kw)
         out = [_both(delta_bracket_one(a, e), delta_bracket_one(b, e)) for e in eps]
         loose = any(r.upper >= 1e-10 and r.upper - r.lower > rtol * r.upper for r in out)
         at_cap = max(a.h, b.h) > 1.01 * _step_for(accuracy, K)
@@ -300,7 +308,8 @@ def epsilon_bracket(plds_pq, plds_qp, delta, **kw):
     # the tilt that suits eps(d0): first from the RDP guess, then from the bracket it gives
     lams = (_lam_for_eps(pq, 0.8 * _eps_rdp(pq, d0)), _lam_for_eps(qp, 0.8 * _eps_rdp(qp, d0)))
     for attempt in range(2):
-        a, b = compose(pq, lam=lams[0], **kw), compose(qp, lam=lams[1], **kw)
+        a = compose(pq, lam=lams[0], **kw)
+        b = a if _same(pq, qp) else compose(qp, lam=lams[1], **kw)
         x, y = epsilon_bracket_one(a, d0), epsilon_bracket_one(b, d0)
         guess = [r.lower if r.lower > 0 else r.upper for r in (x, y)]
         new = tuple(_lam_for_eps(c, e) if math.isfinite(e) else lam
