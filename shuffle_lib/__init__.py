@@ -6,6 +6,7 @@ Flat public API; one module per idea:
 * :mod:`shuffle_lib.fourier` -- the Fourier accountant: certified [lower, upper] brackets for delta(eps), eps(delta).
 * :mod:`shuffle_lib.grid` -- its engine: tilted, one-sided, error-tracked composition on a grid.
 * :mod:`shuffle_lib.rr` -- binary randomised response, the worked example.
+* :mod:`shuffle_lib.calibrate` -- the least private parameter meeting a target (eps, delta).
 
 Mechanism modules (imported as modules: ``from shuffle_lib import krr``):
 
@@ -22,6 +23,7 @@ from .fourier import Bracket, compose, delta_bracket, epsilon_bracket
 from .pld import (PLD, delta_exact, epsilon_exact, epsilon_for_delta, hockey_stick, pld_from_losses,
                   pld_from_pmfs, product_pmfs, tail_probability)
 from .rr import rr_composed_pld, rr_delta_exact, rr_pmfs
+from . import calibrate  # noqa: E402
 from . import clones  # noqa: E402  (before clone_compose, which it re-exports)
 from . import (bounds_literature, clone_compose, clone_pld, fmt21, histogram, krr,  # noqa: E402
                krr_checks, krr_large, subsample, utility)
@@ -30,6 +32,6 @@ __all__ = [
     "PLD", "Bracket", "compose", "delta_bracket", "epsilon_bracket", "delta_exact", "epsilon_exact",
     "epsilon_for_delta", "hockey_stick", "pld_from_losses", "pld_from_pmfs", "product_pmfs",
     "tail_probability", "rr_composed_pld", "rr_delta_exact", "rr_pmfs",
-    "bounds_literature", "clone_compose", "clone_pld", "clones", "fmt21", "histogram", "krr",
+    "calibrate", "bounds_literature", "clone_compose", "clone_pld", "clones", "fmt21", "histogram", "krr",
     "krr_checks", "krr_large", "subsample", "utility",
 ]

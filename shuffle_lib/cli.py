@@ -11,6 +11,9 @@ The contract (issue 2; extend it, don't change it):
 * ``--n`` counts all users, the differing one included; delta is for the worst-case
   neighbouring pair the mechanism's analysis covers, both directions.
 * bad input: exit code 2 and one line on stderr.
+* ``calibrate MECHANISM [fixed options] --eps E --delta D [--compositions K] --solve PARAM
+  [--json]`` (issue 8): the least private PARAM meeting (eps, delta) by the upper bound;
+  JSON ``{"mechanism", "params", "solve", "value", "achieved": {"eps", "delta_upper"}, "seconds"}``.
 
 A mechanism is an entry of ``MECHANISMS``: a function adding its options to a
 parser and a function turning the parsed options into (params, P/Q PLD, Q/P PLD).
@@ -22,7 +25,8 @@ import math
 import sys
 import time
 
-from . import fourier, pld, rr
+from . import _validate as v
+from . import calibrate, fourier, pld, rr
 
 
 def _rr_args(p):
@@ -96,6 +100,59 @@ def _parser():
     return top
 
 
+def _calibrate_parser(solve):
+    """Parser for ``calibrate``: the solved parameter's option is not required."""
+    top = _Parser(prog="python -m shuffle_lib calibrate", description="Least private setting meeting (eps, delta).")
+    mechs = top.add_subparsers(dest="mechanism", required=True, parser_class=_Parser)
+    for name, (add, _, doc) in MECHANISMS.items():
+        mp = mechs.add_parser(name, help=doc)
+        add(mp)
+        for act in mp._actions:
+            if act.dest == solve:
+                act.required = False
+        mp.add_argument("--eps", type=float, required=True)
+        mp.add_argument("--delta", type=float, required=True)
+        mp.add_argument("--solve", required=True, choices=sorted(calibrate.PARAMETERS))
+        mp.add_argument("--compositions", type=int, default=1)
+        mp.add_argument("--accuracy", type=float, default=fourier.DEFAULT_ACCURACY)
+        mp.add_argument("--json", action="store_true")
+    return top
+
+
+def run_calibrate(argv):
+    """``calibrate MECHANISM [fixed options] --eps E --delta D --solve PARAM``: see calibrate.py."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--solve")
+    known, rest = pre.parse_known_args(argv)
+    solve, mech = known.solve, next((x for x in rest if not x.startswith("-")), None)
+    if mech in MECHANISMS and solve is not None:
+        probe = _Parser(add_help=False)
+        MECHANISMS[mech][0](probe)
+        if solve not in {act.dest for act in probe._actions}:
+            raise ValueError(f"mechanism {mech} has no parameter --{solve}.")
+    a = _calibrate_parser(solve).parse_args(argv)
+    eps = v.real("eps", a.eps, 0.0)
+    delta = v.probability("delta", a.delta)
+    t0 = time.perf_counter()
+    cast = int if calibrate.PARAMETERS[a.solve][0] == "int" else float
+    build = MECHANISMS[a.mechanism][1]
+    last = {}
+
+    def upper(value):
+        setattr(a, a.solve, cast(value))
+        params, pq, qp = build(a)
+        br = fourier.delta_bracket([(pq, a.compositions)], [(qp, a.compositions)], [eps], accuracy=a.accuracy)[0]
+        last[cast(value)] = (params, br.upper)
+        return br.upper
+
+    value = calibrate.calibrate(lambda x: upper(x) <= delta, a.solve)
+    params, d_up = last[value] if value in last else (None, upper(value))
+    if params is None:
+        params = last[value][0]
+    return a, {"mechanism": a.mechanism, "params": params, "solve": a.solve, "value": value,
+               "achieved": {"eps": eps, "delta_upper": d_up}, "seconds": time.perf_counter() - t0}
+
+
 def _num(x):
     return None if x is None or not math.isfinite(x) else float(x)
 
@@ -129,6 +186,13 @@ def _table(out):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
+        if argv[:1] == ["calibrate"]:
+            a, out = run_calibrate(argv[1:])
+            print(json.dumps(out) if a.json else
+                  f"{out['mechanism']} {out['params']}\n{out['solve']} = {out['value']:.8g}  "
+                  f"(delta_upper = {out['achieved']['delta_upper']:.4g} at eps = {out['achieved']['eps']:g}; "
+                  f"{out['seconds']:.2f} s)")
+            return 0
         a, out = run(argv)
         bad = [r for r in out["results"] for x in r.values() if isinstance(x, float) and math.isnan(x)]
         if bad:

@@ -262,6 +262,11 @@ def _same(pq, qp):
         for (a, c1), (b, c2) in zip(pq, qp))
 
 
+def _all_infinite(components):
+    """A round whose PLD has no finite atom makes the composed loss +inf surely: delta = 1."""
+    return any(p.losses.size == 0 for p, _ in components)
+
+
 def _both(a, b):
     return Bracket(max(a.lower, b.lower), max(a.upper, b.upper))
 
@@ -281,6 +286,8 @@ def delta_bracket(plds_pq, plds_qp, eps, accuracy=DEFAULT_ACCURACY, rtol=None, *
         m = F._REL_MARGIN
         return [Bracket(max(0.0, d * (1 - m)), min(1.0, d * (1 + m)))
                 for d in (max(hockey_stick(pq[0][0], e), hockey_stick(qp[0][0], e)) for e in eps)]
+    if _all_infinite(pq) or _all_infinite(qp):
+        return [Bracket(1.0, 1.0) for _ in eps]
     K = sum(c for _, c in pq)
     rtol = (0.01 if K <= 100 else 0.05) if rtol is None else v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
     e0 = float(min(eps))
@@ -304,6 +311,8 @@ def epsilon_bracket(plds_pq, plds_qp, delta, **kw):
     pq, qp = check_components(plds_pq), check_components(plds_qp)
     if _single(pq) is not None and _single(qp) is not None:
         return [_both(_exact_eps(pq[0][0], d), _exact_eps(qp[0][0], d)) for d in delta]
+    if _all_infinite(pq) or _all_infinite(qp):
+        return [Bracket(math.inf, math.inf) for _ in delta]
     d0 = float(max(delta))
     # the tilt that suits eps(d0): first from the RDP guess, then from the bracket it gives
     lams = (_lam_for_eps(pq, 0.8 * _eps_rdp(pq, d0)), _lam_for_eps(qp, 0.8 * _eps_rdp(qp, d0)))

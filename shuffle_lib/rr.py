@@ -25,8 +25,8 @@ from ._logmath import binom_logpmf
 def rr_pmfs(eps0):
     """The pair (P, Q) of binary randomised response with parameter eps0 > 0."""
     eps0 = v.real("eps0", eps0, 0.0, 50.0, lo_open=True)
-    a = 1.0 / (1.0 + math.exp(-eps0))
-    return np.array([a, 1.0 - a]), np.array([1.0 - a, a])
+    a, b = 1.0 / (1.0 + math.exp(-eps0)), 1.0 / (1.0 + math.exp(eps0))  # b, not 1 - a: no underflow
+    return np.array([a, b]), np.array([b, a])
 
 
 def rr_delta_exact(eps0, eps, k=1):

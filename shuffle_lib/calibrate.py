@@ -1,0 +1,75 @@
+"""Calibration: the least private parameter value that still meets a target (eps, delta).
+
+"Meets" is judged by the certified *upper* bound on delta, so the value returned is safe:
+the tight delta at that value is at most the target.  The search assumes the upper bound
+is monotone in the parameter (more noise, more users or fewer LDP bits never cost privacy),
+and checks the end points: a target no value in the range meets is an error.
+
+* continuous parameters (eps0, gamma, q): bisection to a relative tolerance, returning the
+  side that meets the target;
+* integer parameters (n, m): doubling from the lower end, then integer bisection.
+"""
+
+import math
+
+from . import _validate as v
+
+# parameter -> (kind, lowest, highest, direction in which the mechanism gets more private)
+PARAMETERS = {
+    "eps0": ("float", 1e-6, 50.0, "down"),
+    "gamma": ("float", 1e-9, 1.0, "up"),
+    "q": ("float", 1e-9, 0.5, "up"),
+    "n": ("int", 2, 10 ** 9, "up"),
+    "m": ("int", 1, 10 ** 9, "up"),
+}
+
+
+def calibrate(meets, param, lo=None, hi=None, rtol=1e-4):
+    """Least private value of ``param`` for which ``meets(value)`` is True.
+
+    ``meets(value) -> bool`` must be monotone: True from some point on in the direction in
+    which the mechanism gets more private (``PARAMETERS[param][3]``).  Raises ValueError if
+    even the most private end of the range fails.
+    """
+    if param not in PARAMETERS:
+        raise ValueError(f"solve must be one of {sorted(PARAMETERS)}, got solve={param!r}.")
+    kind, lo0, hi0, direction = PARAMETERS[param]
+    lo = lo0 if lo is None else lo
+    hi = hi0 if hi is None else hi
+    rtol = v.real("rtol", rtol, 0.0, 0.5, lo_open=True)
+    safe, risky = (hi, lo) if direction == "up" else (lo, hi)
+    if kind == "int":
+        return _integer_search(meets, int(lo), int(hi), param) if direction == "up" else None
+    if not meets(safe):
+        raise ValueError(f"no {param} in [{lo:g}, {hi:g}] meets the target (not even {param}={safe:g}).")
+    if meets(risky):
+        return risky
+    while abs(safe - risky) > rtol * abs(safe):
+        mid = math.sqrt(safe * risky) if safe > 0 and risky > 0 else 0.5 * (safe + risky)
+        if meets(mid):
+            safe = mid
+        else:
+            risky = mid
+    return safe
+
+
+def _integer_search(meets, lo, hi, param):
+    if meets(lo):
+        return lo
+    bad, good = lo, None
+    step = max(lo, 1)
+    while good is None:
+        cand = min(bad + step, hi)
+        if meets(cand):
+            good = cand
+        elif cand == hi:
+            raise ValueError(f"no {param} in [{lo}, {hi}] meets the target.")
+        else:
+            bad, step = cand, step * 2
+    while good - bad > 1:
+        mid = (good + bad) // 2
+        if meets(mid):
+            good = mid
+        else:
+            bad = mid
+    return good

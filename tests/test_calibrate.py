@@ -1,0 +1,67 @@
+"""Calibration (issue 8, item 1): the least private setting that meets (eps, delta) by the upper bound."""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+import shuffle_lib as sl
+from shuffle_lib import calibrate
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "shuffle_lib", *args], capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.parametrize("param, boundary", [("gamma", 0.3137), ("q", 0.0421), ("eps0", 2.5)])
+def test_continuous_search_finds_the_boundary(param, boundary):
+    direction = calibrate.PARAMETERS[param][3]
+    meets = (lambda x: x >= boundary) if direction == "up" else (lambda x: x <= boundary)
+    got = calibrate.calibrate(meets, param, rtol=1e-6)
+    assert meets(got) and abs(got - boundary) <= 2e-6 * boundary
+
+
+@pytest.mark.parametrize("boundary", [2, 3, 17, 1000, 123457])
+def test_integer_search_finds_the_least_n(boundary):
+    calls = []
+    got = calibrate.calibrate(lambda n: calls.append(n) or n >= boundary, "n")
+    assert got == boundary and len(calls) <= 2 * math.log2(boundary) + 4
+
+
+def test_unreachable_and_unknown():
+    with pytest.raises(ValueError, match="no gamma"):
+        calibrate.calibrate(lambda x: False, "gamma")
+    with pytest.raises(ValueError, match="no n in"):
+        calibrate.calibrate(lambda x: False, "n", hi=64)
+    with pytest.raises(ValueError, match="solve must be one of"):
+        calibrate.calibrate(lambda x: True, "sigma")
+
+
+def test_cli_rr_eps0_is_the_largest_that_meets():
+    r = cli("calibrate", "rr", "--eps", "0.5", "--delta", "1e-3", "--solve", "eps0", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert set(out) == {"mechanism", "params", "solve", "value", "achieved", "seconds"}
+    e0 = out["value"]
+    assert out["achieved"]["delta_upper"] <= 1e-3
+    assert sl.rr_delta_exact(e0, 0.5, 1) <= 1e-3 < sl.rr_delta_exact(e0 * (1 + 1e-3), 0.5, 1)
+
+
+def test_cli_ldp_shuffle_least_n():
+    r = cli("calibrate", "ldp-shuffle", "--eps0", "2", "--eps", "0.5", "--delta", "1e-6", "--solve", "n", "--json")
+    assert r.returncode == 0, r.stderr
+    n = json.loads(r.stdout)["value"]
+    assert sl.clones.delta_bracket_single(n, 2.0, 0.5).upper <= 1e-6
+    assert sl.clones.delta_bracket_single(n - 1, 2.0, 0.5).upper > 1e-6
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["calibrate", "rr", "--eps", "1", "--delta", "1e-6", "--solve", "gamma"], "no parameter --gamma"),
+    (["calibrate", "rr", "--eps", "1", "--delta", "2", "--solve", "eps0"], "delta must lie in"),
+    (["calibrate", "rr", "--eps", "1", "--delta", "1e-6", "--solve", "sigma"], "no parameter --sigma"),
+])
+def test_cli_errors(args, needle):
+    r = cli(*args)
+    assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1
