@@ -7,6 +7,7 @@ Flat public API; one module per idea:
 * :mod:`shuffle_lib.grid` -- its engine: tilted, one-sided, error-tracked composition on a grid.
 * :mod:`shuffle_lib.rr` -- binary randomised response, the worked example.
 * :mod:`shuffle_lib.calibrate` -- the least private parameter meeting a target (eps, delta).
+* :mod:`shuffle_lib.interop` -- export a pair to Google's dp_accounting (optional dependency).
 
 Mechanism modules (imported as modules: ``from shuffle_lib import krr``):
 
