@@ -1,0 +1,104 @@
+"""Clear-fake-records protocol (seed 004 Sec. 5): exact PLD and the m it needs.
+
+n users send their value x_i in [d] in clear; m fake records, uniform on [d],
+are added; a shuffler releases the histogram.  Neighbours differ in x_1 = l vs
+x_1' = l'.  Only the fake counts (H, H') of the values l, l' matter (seed 004
+Sec. 5): L = log((H + 1)/H') with (H, H') ~ Multinomial(m; 1/d, 1/d), +inf when
+H' = 0.  Swapping l and l' maps the P/Q loss to the Q/P loss, so one PLD serves
+both directions, and it does not depend on n or on the other users' values.
+
+This is the strong-adversary pair of shuffled k-RR (:func:`shuffle_lib.krr.strong_pld`)
+*conditioned on beta_n = 0*: krr's PLD is the mixture gamma * (loss 0) +
+(1 - gamma) * (this PLD) with n - 1 = m, gamma/k = 1/d, and has no parameter
+choice with gamma = 0 (its (1 - gamma) factor vanishes at gamma = 1 = k/d).
+Dividing krr's delta by 1 - gamma is right for one round but not for
+compositions, so the pair is built here; the test suite checks
+delta_strong = (1 - gamma) delta_fake for one round.
+"""
+
+import math
+
+import numpy as np
+from scipy.stats import binom
+
+from . import _validate as v
+from . import fourier
+from .bitflip import binom_window as _window
+from .pld import PLD, hockey_stick
+
+TAIL = 1e-40
+
+
+def _check(m, d):
+    m = v.integer("m", m, lo=1, hi=10 ** 8)
+    d = v.integer("d", d, lo=2, hi=10 ** 9)
+    return m, d
+
+
+
+
+def fake_pld(m, d, tail=TAIL):
+    """PLD of L = log((H+1)/H'), (H, H') ~ Multinomial(m; 1/d, 1/d) (seed 004 Sec. 5).
+
+    H ~ Bin(m, 1/d); H' | H = h ~ Bin(m - h, 1/(d - 1)).  Each is cut to a window
+    outside which its mass is <= tail/2; the cut mass goes to +inf, so hockey-stick
+    values are >= the exact ones by at most ~tail (certified upper).  Exact (no cut)
+    with ``tail=0``.  Atoms with equal loss are not merged.
+    """
+    m, d = _check(m, d)
+    tail = v.real("tail", tail, 0.0, 1e-3)
+    r = 1.0 / d
+    h_lo, h_hi = _window(m, r, tail)
+    hs = np.arange(h_lo, h_hi + 1)
+    ph = binom.pmf(hs, m, r)
+    losses, probs = [], []
+    r2 = 1.0 / (d - 1)
+    for h, w in zip(hs, ph):
+        c_lo, c_hi = _window(m - h, r2, tail)
+        cs = np.arange(max(c_lo, 1), c_hi + 1)
+        losses.append(np.log((h + 1.0) / cs))
+        probs.append(w * binom.pmf(cs, m - h, r2))
+    losses, probs = np.concatenate(losses), np.concatenate(probs)
+    inf_mass = math.exp(m * math.log1p(-r))           # P[H' = 0] = (1 - 1/d)^m
+    cut = 2.0 * tail          # H's cut <= tail/2, each H' | H cut <= tail/2
+    order = np.argsort(losses, kind="stable")
+    return PLD(losses[order], probs[order], min(1.0, inf_mass + cut))
+
+
+def fake_delta(m, d, eps, tail=TAIL):
+    """Tight delta(eps) of one release (both directions: the PLD is symmetric)."""
+    eps = v.reals("eps", eps, lo=0.0)
+    return hockey_stick(fake_pld(m, d, tail), eps)
+
+
+def fake_delta_bracket(m, d, eps, n_c=1, **kw):
+    """Certified brackets of the n_c-fold composition (FFT accountant on the upper PLD)."""
+    n_c = v.integer("n_c", n_c, lo=1, hi=10 ** 6)
+    pl = fake_pld(m, d)
+    return fourier.delta_bracket([(pl, n_c)], [(pl, n_c)], v.reals("eps", eps, lo=0.0), **kw)
+
+
+def m_needed(d, eps, delta, m_max=10 ** 6):
+    """Smallest m with fake_delta(m, d, eps) <= delta (delta is non-increasing in m:
+    adding a fake record is post-processing).  ``math.inf`` beyond m_max."""
+    d = v.integer("d", d, lo=2, hi=10 ** 9)
+    eps = v.real("eps", eps, 0.0)
+    delta = v.probability("delta", delta)
+    ok = lambda m: float(fake_delta(m, d, eps)[0]) <= delta  # noqa: E731
+    hi = d
+    while not ok(hi):
+        hi *= 2
+        if hi > m_max:
+            return math.inf
+    lo = 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if (mid >= 1 and ok(mid)) else (mid, hi)
+    return hi
+
+
+def seed_m_over_d(eps, delta):
+    """Seed 004 Sec. 5 requirement: m/d >= 3 log(4/delta) ((e^eps + 1)/(e^eps - 1))^2."""
+    eps = v.real("eps", eps, 0.0, lo_open=True)
+    delta = v.probability("delta", delta)
+    return 3.0 * math.log(4.0 / delta) * ((math.exp(eps) + 1.0) / math.expm1(eps)) ** 2
