@@ -30,6 +30,7 @@ from scipy.optimize import brentq
 from scipy.stats import binom
 
 from . import _validate as v
+from .fmt21 import fmt21_epsilon_log
 from .pld import hockey_stick, pld_from_pmfs
 
 
@@ -64,14 +65,7 @@ def balle_delta(eps, n, eps0, k):
     return min(1.0, 2.0 * math.exp(-gamma * (n - 1) * eps ** 2 / (14.0 * k)))
 
 
-def _fmt_eps_log(n, eps0, log_delta):
-    """Feldman et al. 2021 Thm 3.1 with delta = e^log_delta; inf outside its validity range."""
-    l2 = math.log(2.0) - log_delta
-    if eps0 > math.log(n / (16.0 * l2)):
-        return math.inf
-    e = math.exp(eps0)
-    l4 = math.log(4.0) - log_delta
-    return math.log1p((e - 1) / (e + 1) * (8 * math.sqrt(e * l4 / n) + 8 * e / n))
+_fmt_eps_log = fmt21_epsilon_log  # Feldman et al. 2021 Thm 3.1, inf outside its validity range
 
 
 def fmt_epsilon(n, eps0, delta):

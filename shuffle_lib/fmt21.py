@@ -27,17 +27,27 @@ from .clones import PAIRS, _shared, _tails, _threshold, clone_probability
 from .fourier import Bracket
 
 
+def fmt21_epsilon_log(n, eps0, log_delta):
+    """FMT21 Thm 3.1 epsilon for delta = e^log_delta (no validation); inf outside its range
+    eps0 <= log(n / (16 log(2/delta))).  The one implementation of the formula."""
+    l2 = math.log(2.0) - log_delta
+    if eps0 > math.log(n / (16.0 * l2)):
+        return math.inf
+    e = math.exp(eps0)
+    return math.log1p((e - 1) / (e + 1) * (8 * math.sqrt(e * (math.log(4.0) - log_delta) / n) + 8 * e / n))
+
+
 def fmt21_closed_form(n, eps0, delta):
     """FMT21 Thm 3.1 epsilon; raises ValueError outside eps0 <= log(n / (16 log(2/delta)))."""
     n = v.integer("n", n, lo=1)
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     delta = v.probability("delta", delta)
-    limit = math.log(n / (16 * math.log(2 / delta)))
-    if eps0 > limit:
+    out = fmt21_epsilon_log(n, eps0, math.log(delta))
+    if math.isinf(out):
+        limit = math.log(n / (16 * math.log(2 / delta)))
         raise ValueError(f"eps0 must be <= log(n / (16 log(2/delta))) = {limit:.6g} for FMT21 Thm 3.1, "
                          f"got eps0={eps0!r}.")
-    e = math.exp(eps0)
-    return math.log1p((e - 1) / (e + 1) * (8 * math.sqrt(e * math.log(4 / delta) / n) + 8 * e / n))
+    return out
 
 
 def erlingsson_epsilon(n, eps0, delta):
