@@ -1,0 +1,238 @@
+"""Rényi divergences of shuffle-model pairs (shuffle_lib.renyi) against independent oracles."""
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+import sympy as sp
+from scipy.stats import binom
+
+from shuffle_lib import clone_pld, renyi
+
+
+def _direct(p, q, lam):
+    """log sum p (p/q)^(lam-1) / (lam-1) in plain floating point (no log-sum-exp), atoms with p, q > 0."""
+    m = (p > 0) & (q > 0)
+    return math.log(math.fsum(p[m] * (p[m] / q[m]) ** (lam - 1))) / (lam - 1)
+
+
+def test_renyi_pmfs_against_direct_sum():
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        p, q = rng.dirichlet(np.ones(12)), rng.dirichlet(np.ones(12))
+        for lam in (1.5, 2.0, 7.25):
+            a, b = renyi.renyi_pmfs(p, q, lam)
+            assert a[0] == pytest.approx(_direct(p, q, lam), rel=1e-12)
+            assert b[0] == pytest.approx(_direct(q, p, lam), rel=1e-12)
+
+
+@pytest.mark.parametrize("n,eps0", [(2, 0.5), (10, 2.0), (60, 1.0), (200, 3.0)])
+def test_clone_rdp_against_direct_summation(n, eps0):
+    p, q = clone_pld.clone_pmfs(n, eps0)
+    for lam in (2.0, 3.5, 10.0):
+        exact = _direct(p, q, lam)
+        br = renyi.clone_rdp(n, eps0, lam)[0]
+        assert br.lower <= exact * (1 + 1e-12) and exact <= br.upper * (1 + 1e-12)
+        assert br.upper == pytest.approx(exact, rel=1e-10)
+        a, b = renyi.renyi_pmfs(p, q, lam)          # both directions agree for fmt21
+        assert a[0] == pytest.approx(b[0], rel=1e-12)
+
+
+def _mp_fmt21(n, eps0, lam):
+    """D_lam(P||Q) of the fmt21 pair by enumerating (C, A, Delta) with 50-digit mpmath."""
+    mp.mp.dps = 50
+    e, p = mp.e ** mp.mpf(eps0), mp.e ** (-mp.mpf(eps0))
+    q = e / (e + 1)
+    P, Q = {}, {}
+    for c in range(n):
+        pc = mp.binomial(n - 1, c) * p ** c * (1 - p) ** (n - 1 - c)
+        for a in range(c + 1):
+            w = pc * mp.binomial(c, a) / mp.mpf(2) ** c
+            for d, pd in ((1, q), (0, 1 - q)):
+                kp, kq = (a + d, c - a + 1 - d), (a + 1 - d, c - a + d)
+                P[kp] = P.get(kp, 0) + w * pd
+                Q[kq] = Q.get(kq, 0) + w * pd
+    s = mp.fsum(P[k] ** lam * Q[k] ** (1 - lam) for k in P)
+    return mp.log(s) / (lam - 1)
+
+
+def test_clone_rdp_against_mpmath():
+    for n, eps0, lam in ((20, 1.5, 2.5), (20, 1.5, 7.0), (35, 4.0, 16.0)):
+        ref = float(_mp_fmt21(n, eps0, mp.mpf(lam)))
+        assert renyi.clone_rdp(n, eps0, lam)[0].upper == pytest.approx(ref, rel=1e-11)
+
+
+def test_clone_rdp_large_n_against_exact_pld():
+    """Truncated log-space atoms vs the full O(n^2) PLD of clone_pld (binom.pmf route)."""
+    from shuffle_lib.pld import pld_from_losses
+    lams = [2.0, 8.0, 64.0]
+    for eps0 in (0.5, 3.0):
+        p, q = clone_pld.clone_pmfs(1500, eps0)
+        m = (p > 0) & (q > 0)                      # atoms below 1e-308 underflow: dropped (< 1e-300 mass)
+        full = renyi.renyi_pld(pld_from_losses(np.log(p[m]) - np.log(q[m]), p[m]), lams)
+        for f, br in zip(full, renyi.clone_rdp(1500, eps0, lams)):
+            assert br.lower * (1 - 1e-10) <= f <= br.upper * (1 + 1e-10)
+            assert br.upper - br.lower <= 1e-9 * br.upper
+
+
+def test_shuffled_rr_pmfs_against_convolution():
+    n, eps0 = 40, 1.3
+    q = math.exp(eps0) / (1 + math.exp(eps0))
+    b = binom.pmf(np.arange(n), n - 1, 1 - q)
+    lp, lq = renyi.shuffled_rr_logpmfs(n, eps0)
+    np.testing.assert_allclose(np.exp(lp), np.convolve(b, [1 - q, q]), rtol=1e-12)
+    np.testing.assert_allclose(np.exp(lq), np.convolve(b, [q, 1 - q]), rtol=1e-12)
+
+
+def test_clones_pair_dominates_shuffled_rr():
+    """FMT21: shuffled RR is a post-processing of the clones pair, so its RDP is never larger."""
+    lams = [2.0, 5.0, 32.0]
+    for n in (2, 50, 3000):
+        for eps0 in (0.3, 2.0, 6.0):
+            a, b = renyi.shuffled_rr_rdp(n, eps0, lams)
+            up = [x.upper for x in renyi.clone_rdp(n, eps0, lams)]
+            assert np.all(np.maximum(a, b) <= np.array(up) * (1 + 1e-10))
+
+
+def test_cor2_below_a_real_mechanism():
+    """Cor. 2 fails: one atom (K = 0) of shuffled RR already exceeds 2 e^eps0 lam/(n-1) at lam = 2."""
+    n, eps0 = 10 ** 4, 8.0
+    q = math.exp(eps0) / (1 + math.exp(eps0))
+    one_atom = (n + 1) * math.log(q) - math.log(1 - q)          # log Q(0)^2 / P(0)
+    cor2 = renyi.cor2_rdp(n, eps0, 2.0)[0]
+    assert one_atom > 3 * cor2
+    assert renyi.shuffled_rr_rdp(n, eps0, 2.0)[1][0] >= one_atom
+
+
+def test_chen_pair_is_degenerate_at_log2():
+    """Delta ~ Bern(e^-eps0) (seed 003 Thm 1): at eps0 = log 2, P = Q, yet shuffled RR leaks."""
+    p, q = renyi.chen_pmfs(12, math.log(2))
+    assert math.fsum(p) == pytest.approx(1.0, abs=1e-12)
+    assert np.max(np.abs(p - q)) <= 1e-15
+    assert renyi.shuffled_rr_rdp(12, math.log(2), 2.0)[0][0] > 1e-3
+    q = 2.0 / 3.0                                   # p_delta = e^eps0/(e^eps0+1) is the fmt21 pair
+    for x, y in zip(renyi.chen_pmfs(12, math.log(2), q), clone_pld.clone_pmfs(12, math.log(2))):
+        np.testing.assert_allclose(x, y, rtol=1e-13, atol=1e-300)
+
+
+def test_lemma_a2_likelihood_ratio():
+    a, b = sp.symbols("a b", positive=True, integer=True)
+    s = a + b
+    pq = sp.binomial(s - 1, a - 1)   # P(Q=(a,b)) / P(C=s-1) 2^-(s-1): A = a-1
+    pp = sp.binomial(s - 1, a)       # P(P=(a,b)) / same: A = a
+    assert sp.simplify(sp.gammasimp(pq / pp) - a / b) == 0
+    for av, bv in ((1, 1), (3, 7), (9, 2)):
+        assert float(pq.subs({a: av, b: bv}) / pp.subs({a: av, b: bv})) == pytest.approx(av / bv)
+
+
+def test_lemma1_thm2_cor2_algebra():
+    n, p, lam, eps0 = sp.symbols("n p lambda varepsilon_0", positive=True)
+    t = sp.symbols("t0:3")
+    pr = (p / 2, p / 2, 1 - p)
+    G = sum(pi * ti for pi, ti in zip(pr, t)) ** (n - 1)      # pgf of Mult(n-1; p/2, p/2, 1-p)
+    at1 = {ti: 1 for ti in t}
+    mean = [sp.simplify(sp.diff(G, ti).subs(at1)) for ti in t]
+    cov = sp.Matrix(3, 3, lambda i, j: sp.simplify(sp.diff(G, t[i], t[j]).subs(at1) + (mean[i] if i == j else 0)
+                                                   - mean[i] * mean[j]))
+    seed = (n - 1) * sp.Matrix([[p / 2 * (1 - p / 2), -p ** 2 / 4, -p * (1 - p) / 2],
+                                [-p ** 2 / 4, p / 2 * (1 - p / 2), -p * (1 - p) / 2],
+                                [-p * (1 - p) / 2, -p * (1 - p) / 2, p * (1 - p)]])
+    assert sp.simplify(cov - seed) == sp.zeros(3, 3)
+    assert [sp.simplify(m - e) for m, e in zip(mean, ((n - 1) * p / 2, (n - 1) * p / 2, (n - 1) * (1 - p)))] == [0] * 3
+    inv = cov[:2, :2].inv()
+    seed_inv = sp.Matrix([[(2 - p) / (p * (1 - p)), 1 / (1 - p)], [1 / (1 - p), (2 - p) / (p * (1 - p))]]) / (n - 1)
+    assert sp.simplify(inv - seed_inv) == sp.zeros(2, 2)
+    d = sp.Matrix([-1, 1])
+    maha = sp.simplify((d.T * inv * d)[0])
+    assert sp.simplify(maha - 4 / ((n - 1) * p)) == 0
+    mu = sp.sqrt(maha.subs(p, sp.exp(-eps0)))
+    assert sp.simplify(mu ** 2 - (2 * sp.exp(eps0 / 2) / sp.sqrt(n - 1)) ** 2) == 0   # both > 0
+    rdp = sp.simplify(mu ** 2 * lam / 2)
+    assert sp.simplify(rdp - 2 * sp.exp(eps0) * lam / (n - 1)) == 0
+    f = sp.lambdify((n, eps0, lam), rdp)
+    for nv, ev, lv in ((100, 0.5, 2.0), (10 ** 4, 3.0, 17.0)):
+        assert renyi.cor2_rdp(nv, ev, lv)[0] == pytest.approx(f(nv, ev, lv), rel=1e-14)
+        assert renyi.gdp_rdp(2 * math.exp(ev / 2) / math.sqrt(nv - 1), lv)[0] == pytest.approx(f(nv, ev, lv))
+
+
+def test_girgis_bounds_against_mpmath():
+    mp.mp.dps = 50
+    for n, eps0, lam in ((10 ** 4, 2.0, 4), (500, 0.7, 17)):
+        e = mp.e ** mp.mpf(eps0)
+        nbar = mp.floor((n - 1) / (2 * e)) + 1
+        up = mp.log(mp.e ** (lam ** 2 * (e - 1) ** 2 / nbar) + mp.e ** (eps0 * lam - (n - 1) / (8 * e))) / (lam - 1)
+        lo = mp.log(1 + mp.mpf(lam) * (lam - 1) / 2 * (e - 1) ** 2 / (n * e)) / (lam - 1)
+        assert renyi.girgis_upper(n, eps0, lam)[0] == pytest.approx(float(up), rel=1e-13)
+        assert renyi.girgis_lower(n, eps0, lam)[0] == pytest.approx(float(lo), rel=1e-13)
+
+
+def test_eps_from_rdp_against_dp_accounting():
+    from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
+    lams = np.array([1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0])
+    rdp = 0.01 * lams
+    for delta in (1e-5, 1e-8):
+        eps, lam = renyi.eps_from_rdp(lams, rdp, delta)
+        ref, order = compute_epsilon(lams, rdp, delta)
+        assert eps == pytest.approx(ref, rel=1e-12) and lam == order
+        std, _ = renyi.eps_from_rdp(lams, rdp, delta, "standard")
+        assert std == pytest.approx(min(rdp + math.log(1 / delta) / (lams - 1)), rel=1e-14)
+        assert eps < std
+
+
+def test_infinite_and_validation():
+    assert renyi.clone_rdp(10, 1.0, 2.0, pair="koskela")[0].lower == math.inf
+    from shuffle_lib.pld import PLD
+    assert renyi.renyi_pld(PLD(np.array([0.0]), np.array([0.5]), 0.5), 2.0)[0] == math.inf
+    with pytest.raises(ValueError, match="lam"):
+        renyi.clone_rdp(10, 1.0, 1.0)
+    with pytest.raises(ValueError, match="eps0"):
+        renyi.cor2_rdp(10, -1.0, 2.0)
+    with pytest.raises(ValueError, match="n must"):
+        renyi.girgis_upper(2.5, 1.0, 2.0)
+    with pytest.raises(ValueError, match="same length"):
+        renyi.renyi_pmfs([0.5, 0.5], [1.0], 2.0)
+    with pytest.raises(ValueError, match="method"):
+        renyi.eps_from_rdp([2.0], [0.1], 1e-5, "magic")
+    with pytest.raises(ValueError, match="rdp"):
+        renyi.eps_from_rdp([2.0, 3.0], [0.1], 1e-5)
+
+
+def test_girgis_leading_term_of_eq5():
+    """Seed 003 after eq. (6): eq. (5) without its Chernoff term ~ 2 lam^2 E (E-1)^2 / ((lam-1)(n-1)), not lam."""
+    E, lam, n = sp.symbols("E lambda n", positive=True)
+    lead = (lam ** 2 * (E - 1) ** 2 / ((n - 1) / (2 * E))) / (lam - 1)
+    assert sp.simplify(lead / (2 / (n - 1) * lam / (lam - 1) * E * (E - 1) ** 2) - lam) == 0
+    nv, ev, lv = 10 ** 7, 0.5, 8.0            # numerically: eq. (5) approaches `lead`, not the seed's form
+    num = renyi.girgis_upper(nv, ev, lv)[0]
+    f = float(lead.subs({E: math.exp(ev), lam: lv, n: nv}))
+    assert num == pytest.approx(f, rel=1e-3)
+    assert abs(num * lv / f - 1) > 1   # the seed's form, f / lam, is off by the factor lam
+
+
+def test_thm1_h_and_lemma_a5_alpha_against_enumeration():
+    """Thm 1's h exceeds 1 - alpha (impossible for a trade-off function); Lemma A.5's alpha(t) is wrong."""
+    n, eps0, p = 30, 1.0, math.exp(-1.0)
+    C = binom.pmf(np.arange(n), n - 1, p)
+    for t in (0.5, 1.0, 2.0):
+        r = renyi.chen_thm1_check(n, eps0, t)
+        # independent enumeration of alpha_0 = P(A/(C-A+1) > t) by loops
+        a0 = math.fsum(C[c] * binom.pmf(a, c, 0.5) for c in range(n) for a in range(c + 1) if a > t * (c - a + 1))
+        assert r["alpha_0"] == pytest.approx(a0, rel=1e-12)
+        assert r["alpha"] + r["beta"] <= 1 + 1e-12            # a valid test: beta <= 1 - alpha
+        assert r["h"] > 1 - r["alpha"] + 1e-3                 # Thm 1's h is not a trade-off function
+        assert abs(r["h"] - r["beta"]) > 1e-2
+        assert abs(r["alpha_A5"] - a0) > 1e-2
+
+
+def test_cor2_below_3rr_with_others_outside_the_pair():
+    """Prop. 1's setting (others hold a third value): a two-point post-processing of shuffled 3-RR beats Cor. 2."""
+    mp.mp.dps = 50
+    n, eps0 = 10 ** 4, 8.0
+    r = 1 / (mp.e ** eps0 + 2)
+    base = (1 - r) ** (n - 1)
+    pa, qa = base * (1 - mp.e ** eps0 * r), base * (1 - r)
+    d2 = mp.log(qa ** 2 / pa + (1 - qa) ** 2 / (1 - pa))             # D_2(Q||P) of the indicator, 50 digits
+    p3, q3 = np.array([float(pa), float(1 - pa)]), np.array([float(qa), float(1 - qa)])
+    assert renyi.renyi_pmfs(p3, q3, 2.0)[1][0] == pytest.approx(float(d2), rel=1e-12)
+    assert float(d2) > 3 * renyi.cor2_rdp(n, eps0, 2.0)[0]
