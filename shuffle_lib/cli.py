@@ -14,6 +14,8 @@ The contract (issue 2; extend it, don't change it):
 * ``calibrate MECHANISM [fixed options] --eps E --delta D [--compositions K] --solve PARAM
   [--json]`` (issue 8): the least private PARAM meeting (eps, delta) by the upper bound;
   JSON ``{"mechanism", "params", "solve", "value", "achieved": {"eps", "delta_upper"}, "seconds"}``.
+* ``rdp MECHANISM [options] --order A [A ...] [--json]`` (issue 6): ``{"mechanism", "params",
+  "results": [{"order", "rdp_lower", "rdp_upper"}], "seconds"}``, max over both directions.
 
 A mechanism is an entry of ``MECHANISMS``: a function adding its options to a
 parser and a function turning the parsed options into (params, P/Q PLD, Q/P PLD).
@@ -24,6 +26,8 @@ import json
 import math
 import sys
 import time
+
+import numpy as np
 
 from . import _validate as v
 from . import calibrate, fourier, pld, rr
@@ -153,6 +157,38 @@ def run_calibrate(argv):
                "achieved": {"eps": eps, "delta_upper": d_up}, "seconds": time.perf_counter() - t0}
 
 
+def _rdp_parser():
+    top = _Parser(prog="python -m shuffle_lib rdp", description="Renyi divergence of a mechanism's pair.")
+    mechs = top.add_subparsers(dest="mechanism", required=True, parser_class=_Parser)
+    for name, (add, _, doc) in MECHANISMS.items():
+        mp = mechs.add_parser(name, help=doc)
+        add(mp)
+        mp.add_argument("--order", type=float, nargs="+", required=True, dest="orders")
+        mp.add_argument("--json", action="store_true")
+    return top
+
+
+def run_rdp(argv):
+    """``rdp MECHANISM [options] --order A [A ...]`` (issue 6): max over both directions of
+    D_A(P||Q), D_A(Q||P).  ``ldp-shuffle`` (fmt21/stronger pairs) gets the certified bracket of
+    :func:`renyi.clone_rdp`; other mechanisms the divergence of the PLDs the mechanism builds
+    (exact for exact PLDs; +inf when a PLD carries mass at +inf, e.g. a cut tail)."""
+    from . import renyi
+
+    a = _rdp_parser().parse_args(argv)
+    orders = v.reals("order", a.orders, lo=1.0, lo_open=True)
+    t0 = time.perf_counter()
+    params, pq, qp = MECHANISMS[a.mechanism][1](a)
+    if a.mechanism == "ldp-shuffle" and getattr(a, "pair", "fmt21") in ("fmt21", "stronger"):
+        brs = renyi.clone_rdp(a.n, a.eps0, orders, pair=a.pair)
+        res = [(b.lower, b.upper) for b in brs]
+    else:
+        d = np.maximum(renyi.renyi_pld(pq, orders), renyi.renyi_pld(qp, orders))
+        res = [(x, x) for x in d]
+    out = [{"order": float(o), "rdp_lower": _num(lo), "rdp_upper": _num(hi)} for o, (lo, hi) in zip(orders, res)]
+    return a, {"mechanism": a.mechanism, "params": params, "results": out, "seconds": time.perf_counter() - t0}
+
+
 def _num(x):
     return None if x is None or not math.isfinite(x) else float(x)
 
@@ -186,6 +222,10 @@ def _table(out):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
+        if argv[:1] == ["rdp"]:
+            a, out = run_rdp(argv[1:])
+            print(json.dumps(out) if a.json else _table(dict(out, compositions=1)))
+            return 0
         if argv[:1] == ["calibrate"]:
             a, out = run_calibrate(argv[1:])
             print(json.dumps(out) if a.json else

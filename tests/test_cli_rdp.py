@@ -1,0 +1,40 @@
+"""The ``rdp`` verb of the CLI (issue 6, item 8) against closed forms and direct sums."""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+
+from shuffle_lib import clone_pld, renyi
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "shuffle_lib", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_rr_matches_the_closed_form():
+    out = json.loads(cli("rdp", "rr", "--eps0", "1", "--order", "2", "3.5", "--json").stdout)
+    assert set(out) == {"mechanism", "params", "results", "seconds"}
+    a = 1 / (1 + math.exp(-1.0))
+    for r in out["results"]:
+        lam = r["order"]
+        want = math.log(a ** lam * (1 - a) ** (1 - lam) + (1 - a) ** lam * a ** (1 - lam)) / (lam - 1)
+        assert abs(r["rdp_lower"] - want) <= 1e-12 * want and abs(r["rdp_upper"] - want) <= 1e-12 * want
+
+
+def test_ldp_shuffle_brackets_the_direct_sum():
+    n, eps0 = 150, 1.5
+    p, q = clone_pld.clone_pmfs(n, eps0)
+    p, q = p / p.sum(), q / q.sum()
+    out = json.loads(cli("rdp", "ldp-shuffle", "--n", str(n), "--eps0", str(eps0), "--order", "2", "8", "--json").stdout)
+    for r in out["results"]:
+        direct = max(renyi.renyi_pmfs(p, q, [r["order"]])[0][0], renyi.renyi_pmfs(p, q, [r["order"]])[1][0])
+        assert r["rdp_lower"] * (1 - 1e-9) <= direct <= r["rdp_upper"] * (1 + 1e-9)
+        assert np.isfinite(r["rdp_upper"])
+
+
+def test_bad_order():
+    r = cli("rdp", "rr", "--eps0", "1", "--order", "1")
+    assert r.returncode == 2 and "order must lie in" in r.stderr and len(r.stderr.strip().splitlines()) == 1
