@@ -16,7 +16,7 @@ from . import _validate as v
 
 # parameter -> (kind, lowest, highest, direction in which the mechanism gets more private)
 PARAMETERS = {
-    "eps0": ("float", 1e-6, 50.0, "down"),
+    "eps0": ("float", 1e-6, 30.0, "down"),  # 30: the smallest upper limit of the mechanisms
     "gamma": ("float", 1e-9, 1.0, "up"),
     "q": ("float", 1e-9, 0.5, "up"),
     "n": ("int", 2, 10 ** 9, "up"),
