@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from . import _validate as v
+from ._chernoff import tail_range
 from ._logmath import binom_logpmf
 from .pld import PLD, hockey_stick
 
@@ -34,16 +35,14 @@ def _check(n, m, q, n_lo=0):
 
 
 def binom_window(N, p, tail):
-    """[lo, hi] with P[Bin(N, p) outside] <= tail; everything if tail = 0.
+    """[lo, hi] with P[Bin(N, p) outside] <= tail (Chernoff, tail/2 a side); everything if tail = 0.
 
-    Bernstein's inequality, each side: P[X - Np >= t] <= exp(-t^2 / (2 (Np(1-p) + t/3)))
-    = tail/2 at t = L/3 + sqrt(L^2/9 + 2 L Np(1-p)), L = log(2/tail).
+    Scalar wrapper of :func:`shuffle_lib._chernoff.tail_range`, the library's one binomial window.
     """
-    if tail == 0.0 or N == 0:
+    if tail == 0.0 or N == 0 or p in (0.0, 1.0):
         return 0, N
-    L = math.log(2.0 / tail)
-    t = L / 3.0 + math.sqrt(L * L / 9.0 + 2.0 * L * N * p * (1.0 - p))
-    return max(int(math.floor(N * p - t)), 0), min(int(math.ceil(N * p + t)), N)
+    lo, hi = tail_range(np.array([N]), p, tail / 2)
+    return int(lo[0]), int(hi[0])
 
 
 def _binom_piece(N, p, tail):

@@ -85,22 +85,28 @@ def _a_range(s, tau):
     return np.maximum(lo - 1, 0), np.minimum(hi + 1, s)
 
 
-def _kept(n, eps0, pr, tau, max_atoms=10 ** 9):
-    """Kept atoms (s, a) and the exact P-mass dropped (S tails + a tails per s)."""
+def _window(n, eps0, pr, tau):
+    """Kept ranges: s in [s_lo, s_hi], a in [a_lo(s), a_hi(s)]; the pair's shared terms on s;
+    and the exact P-mass outside (S tails + a tails per s), each side at most tau / 2."""
     s_lo, s_hi, out_s = _s_range(n, eps0, pr, tau / 2)
     s = np.arange(s_lo, s_hi + 1)
     a_lo, a_hi = _a_range(s, tau / 2)
     ps, al, be, ga = _shared(n, eps0, pr, s)
     t_lo, _ = _tails(s, a_lo, al, be, ga)
     t_hi, _ = _tails(s, a_hi + 1, al, be, ga)
-    out_a = math.fsum(ps * ((1.0 - t_lo) + t_hi))
+    return s, a_lo, a_hi, (ps, al, be, ga), out_s + math.fsum(ps * ((1.0 - t_lo) + t_hi))
+
+
+def _kept(n, eps0, pr, tau, max_atoms=10 ** 9):
+    """Kept atoms (s, a) and the exact P-mass dropped (S tails + a tails per s)."""
+    s, a_lo, a_hi, _, dropped = _window(n, eps0, pr, tau)
     counts = a_hi - a_lo + 1
     if counts.sum() > max_atoms:
         raise ValueError(f"n={n}, eps0={eps0:g} needs {int(counts.sum())} atoms, more than max_atoms={max_atoms}; "
                          "use clone_pld_grid or clones.delta_bracket.")
     ss = np.repeat(s, counts)
     aa = np.concatenate([np.arange(x, y + 1) for x, y in zip(a_lo, a_hi)]) if s.size else np.zeros(0, int)
-    return ss, aa, out_s + out_a
+    return ss, aa, dropped
 
 
 def clone_pld(n, eps0, pair="fmt21", tau=1e-18, side="upper", max_atoms=8_000_000):
@@ -139,13 +145,7 @@ def clone_pld_grid(n, eps0, h, side, pair="fmt21", tau=1e-18):
     h = v.real("h", h, 0.0, 1.0, lo_open=True)
     if side not in ("upper", "lower"):
         raise ValueError(f"side must be 'upper' or 'lower', got side={side!r}.")
-    s_lo, s_hi, out_s = _s_range(n, eps0, pr, tau / 2)
-    s = np.arange(s_lo, s_hi + 1)
-    a_lo, a_hi = _a_range(s, tau / 2)
-    ps, al, be, ga = _shared(n, eps0, pr, s)
-    t_lo, _ = _tails(s, a_lo, al, be, ga)
-    t_hi, _ = _tails(s, a_hi + 1, al, be, ga)
-    dropped = out_s + math.fsum(ps * ((1.0 - t_lo) + t_hi))
+    s, a_lo, a_hi, (ps, al, be, ga), dropped = _window(n, eps0, pr, tau)
     inf = 0.0
     if not pr.full and s[-1] == n:   # koskela: (n, 0) has Q = 0 and (0, n) has P = 0
         if a_hi[-1] == n:

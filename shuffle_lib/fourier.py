@@ -166,7 +166,11 @@ def _bisect(f, delta, top):
         return 0.0, 0.0
     if f(top) > delta:  # f is constant beyond top: no finite eps
         return math.inf, math.inf
-    lo, hi = 0.0, top
+    return _narrow(f, delta, 0.0, top)
+
+
+def _narrow(f, delta, lo, hi):
+    """Bisect keeping f(lo) > delta >= f(hi) until hi - lo <= 1e-12 max(1, hi); returns (lo, hi)."""
     while hi - lo > 1e-12 * max(1.0, hi):
         mid = 0.5 * (lo + hi)
         if f(mid) > delta:
@@ -204,13 +208,7 @@ def _lower_end(f, delta, hi):
         step *= 2
     if lo <= 0.0:
         return 0.0
-    while hi - lo > 1e-12 * max(1.0, hi):
-        mid = 0.5 * (lo + hi)
-        if f(mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return _narrow(f, delta, lo, hi)[0]
 
 
 def epsilon_bracket_one(cg, delta):

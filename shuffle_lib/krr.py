@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import xlogy
 from scipy.stats import binom
 
 from . import _validate as v
+from ._chernoff import tail_range
 from . import fourier
 from .pld import PLD, hockey_stick
 
@@ -89,39 +89,14 @@ def gamma_from_eps0(eps0, k):
     return k / (math.expm1(eps0) + k)
 
 
-def _kl(q, p):
-    """Binary KL divergence KL(q || p) (natural log), elementwise."""
-    return xlogy(q, q / p) + xlogy(1.0 - q, (1.0 - q) / (1.0 - p))
-
-
-def _chernoff_edge(N, p, ell, side):
-    """Smallest x >= Np (side=+1) or largest x <= Np (side=-1) with N KL(x/N || p) >= ell."""
-    far = 1.0 if side > 0 else 0.0
-    lo = np.full(N.shape, p, dtype=float)
-    hi = np.full(N.shape, far)
-    reach = N * _kl(np.full(N.shape, far), p) >= ell       # else the tail bound never bites
-    for _ in range(60):                                      # bisection on q in [p, far]
-        mid = 0.5 * (lo + hi)
-        big = N * _kl(mid, p) >= ell
-        hi = np.where(big, mid, hi)
-        lo = np.where(big, lo, mid)
-    edge = np.ceil(N * hi) if side > 0 else np.floor(N * hi)
-    return np.where(reach, edge, N * far)
-
-
 def _window(N, p, tail):
-    """[lo, hi] outside which Bin(N, p) has mass <= tail (Chernoff); full range if tail == 0.
-
-    P[X >= N q] <= exp(-N KL(q || p)) for q >= p (and symmetrically below), tail/2 a side.
-    """
+    """[lo, hi] outside which Bin(N, p) has mass <= tail (Chernoff, tail/2 a side; arrays of N);
+    the full range if tail == 0.  The one Chernoff window of the library: _chernoff.tail_range."""
     N = np.asarray(N, dtype=np.int64)
     if tail == 0.0 or p in (0.0, 1.0):
         return np.zeros_like(N), N.copy()
-    ell = math.log(2.0 / tail)
-    Nf = N.astype(float)
-    lo = np.maximum(_chernoff_edge(Nf, p, ell, -1), 0).astype(np.int64)
-    hi = np.minimum(_chernoff_edge(Nf, p, ell, +1), Nf).astype(np.int64)
-    return lo, hi
+    lo, hi = tail_range(N, p, tail / 2)
+    return lo.reshape(N.shape), hi.reshape(N.shape)
 
 
 def _ragged(lo, hi):
