@@ -9,8 +9,11 @@ computed in log space by log-sum-exp over the atoms, for real lam > 1.
   large n from the truncated atom set of :mod:`shuffle_lib.clone_pld`.  Both directions are
   equal for the full pairs (the map a -> s-a swaps P and Q).
 * :func:`chen_pmfs`: the pair of seed 003's proof of Thm 1 (App. A.1), Delta ~ Bern(e^-eps0).
+* :func:`chen_printed_logpmfs`, :func:`chen_printed_rdp`: Thm 1's pair as printed, (A, C-A+Delta)
+  vs (A+Delta, C-A).
 * :func:`shuffled_rr_rdp`: shuffled binary randomised response, a real mechanism (a lower bound).
-* :func:`cor2_rdp`, :func:`girgis_upper`, :func:`girgis_lower`: seed 003 Cor. 2, eq. 5, eq. 6.
+* :func:`cor2_rdp`: seed 003 Cor. 2.  :func:`girgis_upper`, :func:`girgis_lower` (seed 003 eq. 5, 6) and
+  :func:`girgis_upper_full` (Girgis et al. Thm 1) live in :mod:`shuffle_lib.renyi_bounds`.
 * :func:`eps_from_rdp`: RDP curve -> eps(delta), Mironov's conversion or the improved one.
 """
 
@@ -24,6 +27,7 @@ from . import _validate as v
 from ._logmath import binom_logpmf
 from .clones import _check, _q, _shared, _top, delta_inf
 from .fourier import Bracket
+from .renyi_bounds import girgis_lower, girgis_upper, girgis_upper_full  # noqa: F401  (re-exported)
 
 _LAM_MAX = 1e4
 
@@ -142,6 +146,39 @@ def chen_pmfs(n, eps0, p_delta=None):
     return c * (p * first + (1 - p) * second), c * (p * second + (1 - p) * first)
 
 
+def chen_printed_logpmfs(n, eps0, p_delta=None):
+    """log PMFs of seed 003 Thm 1's pair *as printed*: P = (A, C-A+Delta), Q = (A+Delta, C-A),
+
+    C ~ Bin(n-1, e^-eps0), A ~ Bin(C, 1/2), Delta ~ Bern(p_delta) independent, p_delta = e^-eps0 by
+    default.  Atoms (s, a) with s = C + Delta in 0..n and first count a in 0..s, s-major (s = 0
+    first).  Delta = 0 gives (A, C-A) under both; Delta = 1 gives (A, C-A+1) under P, (A+1, C-A)
+    under Q.  Log space (binom_logpmf), so no atom underflows; O(n^2), n <= 3000.
+    """
+    n = v.integer("n", n, lo=1, hi=3000)
+    eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
+    pc = math.exp(-eps0)
+    pd = pc if p_delta is None else v.real("p_delta", p_delta, 0.0, 1.0)
+    s = np.concatenate([np.full(k + 1, k) for k in range(n + 1)])
+    a = np.concatenate([np.arange(k + 1) for k in range(n + 1)])
+    with np.errstate(divide="ignore"):
+        l0, l1 = np.log1p(-pd), np.log(pd)
+    both = l0 + binom_logpmf(s, n - 1, pc) + binom_logpmf(a, s, 0.5)     # Delta = 0: C = s, A = a
+    m = s >= 1                                                           # Delta = 1: C = s - 1
+    lp, lq = np.full(s.size, -np.inf), np.full(s.size, -np.inf)
+    c1 = l1 + binom_logpmf(s[m] - 1, n - 1, pc)
+    lp[m] = c1 + binom_logpmf(a[m], s[m] - 1, 0.5)                        # P: A = a
+    lq[m] = c1 + binom_logpmf(a[m] - 1, s[m] - 1, 0.5)                    # Q: A = a - 1
+    return np.logaddexp(both, lp), np.logaddexp(both, lq)
+
+
+def chen_printed_rdp(n, eps0, lam, p_delta=None):
+    """(D_lam(P||Q), D_lam(Q||P)) of :func:`chen_printed_logpmfs`, arrays over lam (inf where a
+    direction has mass where the other pair member has none)."""
+    lp, lq = chen_printed_logpmfs(n, eps0, p_delta)
+    lams = _lams(lam)
+    return np.array([_logdiv(lp, lq, x) for x in lams]), np.array([_logdiv(lq, lp, x) for x in lams])
+
+
 def shuffled_rr_logpmfs(n, eps0):
     """log PMFs of the shuffled binary randomised response (a real eps0-LDP shuffler), O(n).
 
@@ -200,29 +237,6 @@ def cor2_rdp(n, eps0, lam):
     n = v.integer("n", n, lo=2)
     eps0 = v.real("eps0", eps0, lo=0.0, lo_open=True)
     return 2 * math.exp(eps0) * _lams(lam) / (n - 1)
-
-
-def girgis_upper(n, eps0, lam):
-    """Seed 003 eq. 5 (Girgis et al. 2021, as the seed states it; integer lam >= 2):
-
-    1/(lam-1) log(exp(lam^2 (e^eps0-1)^2 / nbar) + exp(eps0 lam - (n-1)/(8 e^eps0))),
-    nbar = floor((n-1)/(2 e^eps0)) + 1.
-    """
-    n = v.integer("n", n, lo=2)
-    eps0 = v.real("eps0", eps0, lo=0.0, lo_open=True)
-    lams = _lams(lam)
-    nbar = math.floor((n - 1) / (2 * math.exp(eps0))) + 1
-    a = lams ** 2 * math.expm1(eps0) ** 2 / nbar
-    b = eps0 * lams - (n - 1) / (8 * math.exp(eps0))
-    return np.logaddexp(a, b) / (lams - 1)
-
-
-def girgis_lower(n, eps0, lam):
-    """Seed 003 eq. 6: 1/(lam-1) log(1 + lam (lam-1)/2 (e^eps0-1)^2 / (n e^eps0))."""
-    n = v.integer("n", n, lo=2)
-    eps0 = v.real("eps0", eps0, lo=0.0, lo_open=True)
-    lams = _lams(lam)
-    return np.log1p(lams * (lams - 1) / 2 * math.expm1(eps0) ** 2 / (n * math.exp(eps0))) / (lams - 1)
 
 
 def gdp_rdp(mu, lam):

@@ -236,3 +236,130 @@ def test_cor2_below_3rr_with_others_outside_the_pair():
     p3, q3 = np.array([float(pa), float(1 - pa)]), np.array([float(qa), float(1 - qa)])
     assert renyi.renyi_pmfs(p3, q3, 2.0)[1][0] == pytest.approx(float(d2), rel=1e-12)
     assert float(d2) > 3 * renyi.cor2_rdp(n, eps0, 2.0)[0]
+
+
+# --- Girgis et al. Thm 1 in full (shuffle_lib.renyi_bounds) -------------------------------------
+
+def _sympy_girgis_full(n, eps0, lam):
+    """Girgis et al. Thm 1 (the form of renyi_bounds.girgis_upper_full), evaluated by sympy at 40 digits."""
+    e = sp.exp(sp.Rational(eps0))
+    nbar = sp.floor((n - 1) / (2 * e)) + 1
+    base = (e ** 2 - 1) ** 2 / (2 * nbar * e ** 2)
+    m = (1 + sp.binomial(lam, 2) * (e - 1) ** 2 / (nbar * e)
+         + sum(sp.binomial(lam, j) * j * sp.gamma(sp.Rational(j, 2)) * base ** sp.Rational(j, 2) for j in range(3, lam + 1))
+         + sp.exp(sp.Rational(eps0) * lam - sp.Rational(n - 1, 8) / e))
+    return float(sp.N(sp.log(m) / (lam - 1), 40))
+
+
+def test_girgis_upper_full_against_sympy():
+    for n, eps0, lam in ((2, "0.5", 2), (10, "0.1", 16), (10 ** 4, "2", 4), (10 ** 4, "2", 64), (500, "3.5", 7)):
+        got = renyi.girgis_upper_full(n, float(sp.Rational(eps0)), lam)[0]
+        assert got == pytest.approx(_sympy_girgis_full(n, eps0, lam), rel=1e-12)
+    assert renyi.girgis_upper_full is __import__("shuffle_lib.renyi_bounds").renyi_bounds.girgis_upper_full
+    # identities: the first author's code writes the j/2 base as (e^eps0 - e^-eps0)^2 / (2 nbar);
+    # eq. (5)'s exponent over Thm 1's j = 2 term is 2 lam e^eps0 / (lam - 1)
+    E, lam, nbar = sp.symbols("E lambda nbar", positive=True)
+    assert sp.simplify((E - 1 / E) ** 2 / (2 * nbar) - (E ** 2 - 1) ** 2 / (2 * nbar * E ** 2)) == 0
+    ratio = (lam ** 2 * (E - 1) ** 2 / nbar) / (lam * (lam - 1) / 2 * (E - 1) ** 2 / (nbar * E))
+    assert sp.simplify(ratio - 2 * lam * E / (lam - 1)) == 0
+
+
+def test_girgis_upper_full_above_exact_clones():
+    """A valid upper bound is >= the exact RDP of the clones pair's lower end?  On this grid, yes
+    (the clones RDP itself only upper-bounds the shuffle model; shuffled RR is what it must beat)."""
+    lams = [2, 3, 4, 8, 16, 64]
+    for n in (2, 5, 10, 30, 100, 1000):
+        for eps0 in (0.01, 0.1, 0.5, 1.0, 3.0):
+            full = renyi.girgis_upper_full(n, eps0, lams)
+            lo = np.array([b.lower for b in renyi.clone_rdp(n, eps0, lams)])
+            rr = np.maximum(*renyi.shuffled_rr_rdp(n, eps0, lams))
+            assert np.all(full >= lo) and np.all(full >= rr), (n, eps0)
+
+
+def test_girgis_eq5_is_not_a_relaxation_of_thm1():
+    """Eq. (5) is larger than Thm 1 at leading order but smaller at small eps0, large lam, small n."""
+    assert renyi.girgis_upper(10, 0.1, 16)[0] < renyi.girgis_upper_full(10, 0.1, 16)[0]
+    assert renyi.girgis_upper(5, 0.05, 32)[0] < renyi.girgis_upper_full(5, 0.05, 32)[0]
+    lams = [2, 4, 8, 16, 32, 64]
+    for eps0 in (0.1, 1.0, 2.0, 8.0):
+        assert np.all(renyi.girgis_upper(10 ** 4, eps0, lams) > renyi.girgis_upper_full(10 ** 4, eps0, lams))
+    # where eq. (5) is below Thm 1 it is still above the exact clones RDP
+    for n, eps0, lam in ((10, 0.1, 16), (5, 0.05, 32)):
+        assert renyi.girgis_upper(n, eps0, lam)[0] > renyi.clone_rdp(n, eps0, lam)[0].upper
+
+
+def test_girgis_upper_full_monotone_in_n_and_validation():
+    vals = [renyi.girgis_upper_full(n, 1.0, 8)[0] for n in (2, 10, 100, 1000, 10 ** 4, 10 ** 6)]
+    assert all(a >= b for a, b in zip(vals, vals[1:]))
+    for bad in (1, 2.5, 0, 10 ** 5):
+        with pytest.raises(ValueError, match="lam must be an integer"):
+            renyi.girgis_upper_full(100, 1.0, bad)
+    with pytest.raises(ValueError, match="n must"):
+        renyi.girgis_upper_full(1, 1.0, 2)
+    for bad in (0.0, -1.0, math.nan, 800.0):
+        with pytest.raises(ValueError, match="eps0 must"):
+            renyi.girgis_upper_full(100, bad, 2)
+    assert np.isfinite(renyi.girgis_upper_full(100, 700.0, [2, 10 ** 4])).all()
+
+
+# --- Theorem 1's pair as printed: P = (A, C-A+Delta), Q = (A+Delta, C-A) -------------------------
+
+def _mp_printed(n, eps0, p_delta):
+    """{(a, b): (P, Q)} of the printed pair by enumerating (C, A, Delta) with 50-digit mpmath."""
+    mp.mp.dps = 50
+    p = mp.e ** (-mp.mpf(eps0))
+    out = {}
+    for c in range(n):
+        for a in range(c + 1):
+            w = mp.binomial(n - 1, c) * p ** c * (1 - p) ** (n - 1 - c) * mp.binomial(c, a) / mp.mpf(2) ** c
+            for d, pd in ((0, 1 - p_delta), (1, p_delta)):
+                for key, k in (((a, c - a + d), 0), ((a + d, c - a), 1)):
+                    out.setdefault(key, [mp.mpf(0), mp.mpf(0)])[k] += w * pd
+    return out
+
+
+def test_chen_printed_pmfs_against_mpmath():
+    for n, eps0 in ((1, 0.7), (6, 1.3), (12, 0.2)):
+        p_delta = mp.e ** (-mp.mpf(eps0))
+        ref = _mp_printed(n, eps0, p_delta)
+        lp, lq = renyi.chen_printed_logpmfs(n, eps0)
+        s = np.concatenate([np.full(k + 1, k) for k in range(n + 1)])
+        a = np.concatenate([np.arange(k + 1) for k in range(n + 1)])
+        for si, ai, x, y in zip(s, a, np.exp(lp), np.exp(lq)):
+            P, Q = ref.get((int(ai), int(si - ai)), (0, 0))
+            assert x == pytest.approx(float(P), rel=1e-12, abs=1e-300)
+            assert y == pytest.approx(float(Q), rel=1e-12, abs=1e-300)
+
+
+def test_chen_printed_pair_has_infinite_rdp():
+    """Atom (a, b) = (0, n): P-mass p_delta p^(n-1) 2^-(n-1) > 0, Q = 0 (and (n, 0) the other way)."""
+    for n, eps0 in ((2, 0.5), (50, math.log(2)), (300, 2.0), (1000, 8.0)):
+        a, b = renyi.chen_printed_rdp(n, eps0, [1.5, 2.0, 64.0])
+        assert np.all(np.isinf(a)) and np.all(np.isinf(b))
+        lp, lq = renyi.chen_printed_logpmfs(n, eps0)
+        lost = np.logaddexp.reduce(lp[np.isneginf(lq)])
+        assert lost == pytest.approx(-eps0 * n - (n - 1) * math.log(2), rel=1e-12)
+    a, b = renyi.chen_printed_rdp(20, 1.0, 2.0, p_delta=0.0)           # Delta = 0: P = Q
+    assert a[0] == pytest.approx(0.0, abs=1e-12) and b[0] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_chen_printed_pair_is_not_dominating_nor_the_proofs_pair():
+    from shuffle_lib.pld import delta_exact
+    n = 50
+    for eps0 in (2.0, 4.0):                      # total variation below that of shuffled RR, a real mechanism
+        lp, lq = renyi.chen_printed_logpmfs(n, eps0)
+        r1, r2 = renyi.shuffled_rr_logpmfs(n, eps0)
+        tv_printed = delta_exact(np.exp(lp), np.exp(lq), 0.0)[0]
+        tv_rr = delta_exact(np.exp(r1), np.exp(r2), 0.0)[0]
+        assert tv_printed < 0.5 * tv_rr
+    # the printed pair puts mass (1 - p)(1 - p)^(n-1) on the empty output (s = 0); the proof's pair has s >= 1
+    lp, _ = renyi.chen_printed_logpmfs(n, 1.0)
+    p = math.exp(-1.0)
+    assert math.exp(lp[0]) == pytest.approx((1 - p) ** n, rel=1e-12)
+    # Thm 1's own alpha(t) is that of the proof's pair, not of the printed one (reject when a > t b)
+    s = np.concatenate([np.full(k + 1, k) for k in range(31)])
+    a = np.concatenate([np.arange(k + 1) for k in range(31)])
+    lp, _ = renyi.chen_printed_logpmfs(30, 2.0)
+    for t in (0.5, 1.0, 2.0):
+        alpha_printed = math.fsum(np.exp(lp)[a > t * (s - a)])
+        assert abs(alpha_printed - renyi.chen_thm1_check(30, 2.0, t)["alpha"]) > 0.05
