@@ -190,6 +190,47 @@ def test_todo_properties_rho_monotone():
     assert not bad, f"counterexamples (kind, n, m, q): {bad[:5]}"
 
 
+def test_property1_newton_log_concavity():
+    """Sec. 8 Property 1 (eqs. 8.7-8.8, after Wang 1993): P_{s-1}^2 > P_s P_{s-2} for the sum of
+    flipped bits.  Checked in Newton's stronger form P_k^2 >= P_{k-1} P_{k+1} (1+1/k)(1+1/(N-k)),
+    which holds for any Poisson-binomial law and makes the inequality strict."""
+    worst = math.inf
+    for n in (3, 10, 40, 120):
+        for q in Q_GRID:
+            for m in {0, 1, n // 3, n - 1, n}:
+                P = bf.pmf_A(n, m, q)
+                k = np.arange(1, n)
+                lhs = P[k] ** 2
+                rhs = P[k - 1] * P[k + 1] * (1 + 1 / k) * (1 + 1 / (n - k))
+                pos = rhs > 1e-280
+                worst = min(worst, float(np.min(lhs[pos] / rhs[pos])))
+    assert worst >= 1 - 1e-12, worst
+
+
+def test_lemma71_ratio_of_sums_and_eq82():
+    """Lemma 7.1 (= Lemma 8.2): min a_i/b_i <= sum a / sum b <= max a_i/b_i for b_i > 0.
+    sympy: sum a / sum b is the b-weighted mean of the ratios.  Applied as in Sec. 8 (8.1)-(8.2):
+    adding a 1-bit to both collections, R_{n+1}(S) is a mediant of R_n(S) and R_n(S-1)."""
+    a, b = sp.symbols("a1:5", real=True), sp.symbols("b1:5", positive=True)
+    lam = [bi / sum(b) for bi in b]
+    assert sp.simplify(sum(a) / sum(b) - sum(ai / bi * li for ai, bi, li in zip(a, b, lam))) == 0
+    assert sp.simplify(sum(lam) - 1) == 0
+    rng = np.random.default_rng(71)
+    for _ in range(200):
+        m = int(rng.integers(1, 8))
+        x, y = rng.normal(size=m), rng.random(m) + 1e-3
+        r = x.sum() / y.sum()
+        assert (x / y).min() - 1e-12 <= r <= (x / y).max() + 1e-12
+    for n in (5, 20, 60):
+        for q in Q_GRID:
+            for m in (0, n // 2, n - 1):
+                R_n = bf.pmf_A(n, m + 1, q) / bf.pmf_A(n, m, q)               # D has the extra 1
+                R_n1 = bf.pmf_A(n + 1, m + 2, q) / bf.pmf_A(n + 1, m + 1, q)  # a 1-bit added to both
+                s = np.arange(1, n + 1)
+                lo, hi = np.minimum(R_n[s - 1], R_n[s]), np.maximum(R_n[s - 1], R_n[s])
+                assert np.all(R_n1[s] >= lo * (1 - 1e-9)) and np.all(R_n1[s] <= hi * (1 + 1e-9))
+
+
 def _s(n, m, q, dl):
     return max(math.ceil(n * q + m * (1 - 2 * q) - dl), 0)
 

@@ -56,6 +56,23 @@ def test_tail_is_strictly_looser_for_rr():
     assert sl.hockey_stick(pld, 0.5) == pytest.approx(a * (1 - math.exp(-0.5)), rel=1e-14)
 
 
+@SETTINGS
+@given(pairs(), st.floats(0, 3))
+def test_pointwise_indistinguishability_implies_dp(pq, eps):
+    """Seed 004 Prop. 2.1 (Kasiviswanathan & Smith): if P_x[P(s)/Q(s) <= e^eps] >= 1 - delta then
+    (eps, delta)-DP.  The smallest such delta is P_P[L > eps]; it bounds the tight delta from above,
+    and so does the two-sided form P_P[|L| > eps]."""
+    p, q = pq
+    with np.errstate(divide="ignore", invalid="ignore"):
+        L = np.where(p > 0, np.log(p) - np.log(q), 0.0)
+    one_sided = math.fsum(p[(p > 0) & (L > eps)])
+    two_sided = math.fsum(p[(p > 0) & (np.abs(L) > eps)])
+    d = sl.hockey_stick(sl.pld_from_pmfs(p, q), eps)     # delta_{P/Q}, the direction the event speaks of
+    assert d <= one_sided + 1e-12
+    assert one_sided <= two_sided + 1e-15
+    # the converse fails (Prop. 2.1 is an 'if'): see test_tail_is_strictly_looser_for_rr
+
+
 def test_infinite_loss_mass():
     p, q = np.array([0.5, 0.3, 0.2]), np.array([0.6, 0.4, 0.0])
     pld = sl.pld_from_pmfs(p, q)
