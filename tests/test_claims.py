@@ -1,7 +1,17 @@
-"""The claims ledger (claims.csv): well-formed, and every entry points at something that exists."""
+"""The claims ledger (claims.csv): well-formed, every entry points at something that exists,
+and every numbered result of the five seeds has an entry.
+
+The numbered results are listed in tests/seed_results.csv (seed, result, the seed lines that
+state it, a summary).  That index is checked against the seed texts when they are present
+(../shared/seeds next to the repository, or $SHUFFLE_SEEDS): each listed line states the
+result, and every line that opens a theorem, lemma, corollary, proposition, remark,
+definition, algorithm, property or result, or captions a table or figure, is listed.
+Definitions need no ledger entry (they claim nothing); every other result does.
+"""
 
 import ast
 import csv
+import os
 import pathlib
 import re
 
@@ -15,6 +25,40 @@ SEEDS = {"000", "001", "002", "003", "004"}
 def rows():
     with open(ROOT / "claims.csv", newline="") as f:
         return list(csv.DictReader(f))
+
+
+def index():
+    with open(ROOT / "tests" / "seed_results.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _seed_dir():
+    for d in (os.environ.get("SHUFFLE_SEEDS"), ROOT.parent / "shared" / "seeds", "/work/shared/seeds"):
+        if d and pathlib.Path(d).is_dir():
+            return pathlib.Path(d)
+    return None
+
+
+def _seed_lines(seed):
+    (path,) = _seed_dir().glob(f"{seed}_*.txt")
+    return path.read_text().splitlines()
+
+
+_KIND = r"(Theorem|Lemma|Corollary|Proposition|Definition|Remark|Algorithm|Property|Result)"
+_NUM = r"((?:[A-Z]{1,3}\.)?[0-9IVX]+(?:\.[0-9]+)?)"
+_OPENS = re.compile(rf"^(?:\*\*|#+ )?{_KIND} {_NUM}(?:\.|:|\*\*| \(| The )")
+_CAPTION = re.compile(rf"^(?:\*\*)?(?:TABLE|Table|Fig\.|Figure) {_NUM}(?:\*\*)?:")
+_SPELLING = {"Figure": r"(?:Fig\.|Figure)", "Table": r"(?:Table|TABLE)"}
+
+
+def _pattern(result):
+    """The seed's spelling of an index label, qualifier '(Sec. 2)' dropped: 'Figure 4' -> Fig. 4 or Figure 4."""
+    kind, num = result.split(" (")[0].split(" ", 1)
+    return re.compile(rf"(?:^|\W){_SPELLING.get(kind, kind)} {re.escape(num)}(?![0-9.]?[0-9])")
+
+
+def _key(seed, result):
+    return f"{seed}:{result}"
 
 
 def _test_exists(path, name):
@@ -32,7 +76,7 @@ def _label_exists(path, label):
 def test_header_and_values():
     rs = rows()
     assert rs, "the ledger is empty"
-    assert list(rs[0].keys()) == ["seed", "item", "status", "settled_by", "note"]
+    assert list(rs[0].keys()) == ["seed", "item", "status", "settled_by", "results", "note"]
     for r in rs:
         assert r["seed"] in SEEDS, r
         assert r["status"] in STATUSES, r
@@ -52,3 +96,40 @@ def test_settled_by_exists(row):
         assert (ROOT / path).exists(), f"{path} does not exist"
         if label:
             assert _label_exists(path, label), f"{path} has no label {label}"
+
+
+def test_index_is_well_formed():
+    idx = index()
+    keys = [_key(r["seed"], r["result"]) for r in idx]
+    assert len(keys) == len(set(keys)), "duplicate results in tests/seed_results.csv"
+    for r in idx:
+        assert r["seed"] in SEEDS and r["summary"].strip(), r
+        assert all(x.isdigit() for x in r["lines"].split(";")), r
+    assert {r["seed"] for r in idx} == SEEDS
+
+
+def test_every_numbered_result_has_an_entry():
+    covered = {k.strip() for r in rows() for k in r["results"].split(";") if k.strip()}
+    missing = [_key(r["seed"], r["result"]) for r in index()
+               if not r["result"].startswith("Definition") and _key(r["seed"], r["result"]) not in covered]
+    assert not missing, f"numbered results with no ledger entry: {missing}"
+
+
+def test_entries_name_indexed_results():
+    known = {_key(r["seed"], r["result"]) for r in index()}
+    unknown = [k for r in rows() for k in r["results"].split(";") if k.strip() and k.strip() not in known]
+    assert not unknown, f"ledger entries name results that are not in tests/seed_results.csv: {unknown}"
+
+
+@pytest.mark.skipif(_seed_dir() is None, reason="seed texts not found (set SHUFFLE_SEEDS)")
+@pytest.mark.parametrize("seed", sorted(SEEDS))
+def test_index_matches_the_seed_text(seed):
+    lines = _seed_lines(seed)
+    mine = [r for r in index() if r["seed"] == seed]
+    for r in mine:                                         # each listed line states the result
+        for ln in map(int, r["lines"].split(";")):
+            assert _pattern(r["result"]).search(lines[ln - 1]), (r["result"], ln, lines[ln - 1][:80])
+    listed = {int(x) for r in mine for x in r["lines"].split(";")}
+    opening = [i for i, text in enumerate(lines, 1) if _OPENS.match(text) or _CAPTION.match(text)]
+    unlisted = [(i, lines[i - 1][:60]) for i in opening if i not in listed]
+    assert not unlisted, f"seed {seed}: numbered results missing from tests/seed_results.csv: {unlisted}"
