@@ -14,7 +14,9 @@ One round is computed exactly from the PLD; more rounds go through the grid of
   Lambda(lam) = sum_rounds log E_P[e^{lam L}];
 * ``delta_bracket`` refines the grid (accuracy / 4 at a time) until every
   bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
-  5 % above), as far as ``max_points`` allows.
+  5 % above), as far as ``max_points`` allows;
+* a loose upper end (typically below the FFT's round-off floor, delta ~ 1e-300) is lowered
+  to the grid-free Chernoff bound of :mod:`shuffle_lib._chernoff` where that is smaller.
 """
 
 import math
@@ -24,6 +26,7 @@ from scipy.optimize import minimize_scalar
 
 from . import _validate as v
 from . import grid as F
+from ._chernoff import chernoff_delta as _chernoff_delta, chernoff_eps as _chernoff_eps, log_mgf as _log_mgf
 from .pld import PLD, epsilon_for_delta, hockey_stick
 
 DEFAULT_ACCURACY = 2e-4
@@ -60,19 +63,6 @@ def check_components(components):
     if not out:
         raise ValueError("components must hold at least one (PLD, count) pair.")
     return out
-
-
-def _log_mgf(components, lam):
-    """Lambda(lam) = sum over rounds of log E_P[e^{lam L}; L finite]."""
-    total = 0.0
-    for p, c in components:
-        with np.errstate(divide="ignore"):
-            a = lam * p.losses + np.log(p.probs)
-        m = float(np.max(a, initial=-np.inf))
-        if not math.isfinite(m):
-            return -math.inf
-        total += c * (m + math.log(float(np.sum(np.exp(a - m)))))
-    return total
 
 
 def _lam_for_eps(components, eps):
@@ -265,6 +255,23 @@ def _all_infinite(components):
     return any(p.losses.size == 0 for p, _ in components)
 
 
+def _loose(br):
+    return not br.upper <= 1.01 * br.lower
+
+
+def _cap_eps(br, components, delta):
+    """Lower a loose upper end to the grid-free Chernoff bound where that is smaller (tiny delta)."""
+    if not _loose(br):
+        return br
+    return Bracket(br.lower, min(br.upper, max(_chernoff_eps(components, delta), br.lower)))
+
+
+def _cap_delta(br, components, eps):
+    if not _loose(br):
+        return br
+    return Bracket(br.lower, min(br.upper, max(_chernoff_delta(components, eps), br.lower)))
+
+
 def _both(a, b):
     return Bracket(max(a.lower, b.lower), max(a.upper, b.upper))
 
@@ -293,11 +300,12 @@ def delta_bracket(plds_pq, plds_qp, eps, accuracy=DEFAULT_ACCURACY, rtol=None, *
     while True:
         a = compose(pq, accuracy=accuracy, lam=lam_pq, **kw)
         b = a if _same(pq, qp) else compose(qp, accuracy=accuracy, lam=lam_qp, **kw)
-        out = [_both(delta_bracket_one(a, e), delta_bracket_one(b, e)) for e in eps]
+        pairs = [(delta_bracket_one(a, e), delta_bracket_one(b, e)) for e in eps]
+        out = [_both(x, y) for x, y in pairs]
         loose = any(r.upper >= 1e-10 and r.upper - r.lower > rtol * r.upper for r in out)
         at_cap = max(a.h, b.h) > 1.01 * _step_for(accuracy, K)
         if not loose or at_cap or kw.get("h") is not None or accuracy < 1e-7:
-            return out
+            return [_both(_cap_delta(x, pq, e), _cap_delta(y, qp, e)) for (x, y), e in zip(pairs, eps)]
         accuracy /= 4
 
 
@@ -324,4 +332,5 @@ def epsilon_bracket(plds_pq, plds_qp, delta, **kw):
         if all(abs(n - o) <= 0.25 * max(o, 0.1) for n, o in zip(new, lams)):
             break
         lams = new
-    return [_both(epsilon_bracket_one(a, d), epsilon_bracket_one(b, d)) for d in delta]
+    return [_both(_cap_eps(epsilon_bracket_one(a, d), pq, d), _cap_eps(epsilon_bracket_one(b, d), qp, d))
+            for d in delta]

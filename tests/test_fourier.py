@@ -135,6 +135,33 @@ def test_extreme_delta_gives_a_valid_bracket():
     P, Q = sl.rr_pmfs(1.0)
     out = sl.epsilon_bracket(*both(P, Q, 10), [1e-300])[0]
     assert out.lower <= 10.0 <= out.upper  # exact: 10 - 2e-299, i.e. 10.0 in double precision
+    assert out.upper <= 10.0 * (1 + 1e-9)  # finite and tight: the grid-free Chernoff end
+
+
+@settings(max_examples=150, **FAST)
+@given(pairs(m_max=3), st.sampled_from([2, 5, 40]), st.sampled_from([1e-30, 1e-100, 1e-300]))
+def test_tiny_delta_bracket_contains_exact(pq, K, d):
+    """Below the FFT's error floor the upper end comes from the Chernoff bound: still certified,
+    and finite whenever no outcome has infinite loss."""
+    p, q = pq
+    out = sl.epsilon_bracket(*both(p, q, K), [d], accuracy=1e-2)[0]
+    exact = oracle.epsilon(p, q, K, d)
+    assert out.lower <= exact <= out.upper, (out, exact)
+    if np.all(p > 0) and np.all(q > 0):
+        assert math.isfinite(out.upper)
+
+
+@settings(max_examples=150, **FAST)
+@given(pairs(m_max=3), st.sampled_from([2, 5, 40]), st.floats(0.5, 1.0))
+def test_delta_bracket_near_the_largest_loss(pq, K, frac):
+    """delta(eps) for eps up to the largest composed loss, where it is tiny or 0."""
+    p, q = pq
+    keep = (p > 0) & (q > 0)
+    top = K * max(float(np.max(np.log(p[keep] / q[keep]))), float(np.max(np.log(q[keep] / p[keep]))))
+    e = max(frac * top, 0.0)
+    out = sl.delta_bracket(*both(p, q, K), [e], accuracy=1e-2, rtol=1.0)[0]
+    exact = oracle.delta(p, q, K, e)
+    assert out.lower <= exact <= out.upper, (e, out, exact)
 
 
 def test_dp_accounting_agrees_within_its_own_bracket():
