@@ -219,14 +219,37 @@ def q_needed_worst(n, eps, delta, ms=None, tol=1e-4):
     return q
 
 
+WORST_M_MAX_N = 400      # --m worst builds n pairs: every m in 0..n-1
+
+
+def _m_arg(text):
+    if text == "worst":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"m must be an integer or 'worst', got m={text!r}.") from None
+
+
+_m_arg.__name__ = "m (an integer or 'worst')"   # what argparse names in its error message
+
+
 def _cli_args(parser):
     parser.add_argument("--n", type=int, required=True, help="number of users, the differing one included (>= 1)")
     parser.add_argument("--q", type=float, required=True, help="flip probability, in (0, 1/2]")
-    parser.add_argument("--m", type=int, default=0,
-                        help="ones among the other n-1 users (default 0; the worst m varies, see chapter 5)")
+    parser.add_argument("--m", type=_m_arg, default=0,
+                        help="ones among the other n-1 users (default 0), or 'worst': the max over every m "
+                             f"in 0..n-1, the mechanism's guarantee (n <= {WORST_M_MAX_N})")
 
 
 def _cli_build(a):
+    """One pair for --m M; for --m worst a list of pairs, m = 0..(n-1)/2 (the CLI takes the max)."""
+    if a.m == "worst":
+        n = v.integer("n", a.n, lo=1, hi=WORST_M_MAX_N)
+        q = v.real("q", a.q, 0.0, 0.5, lo_open=True)
+        pairs = [pair_plds(n, m, q) for m in range((n - 1) // 2 + 1)]   # the rest by symmetry (delta_worst)
+        return ({"n": n, "q": q, "m": "worst", "tail_cut": 2 * TAIL},
+                [p for p, _ in pairs], [r for _, r in pairs])
     n, m, q = _check(a.n, a.m, a.q, n_lo=1)
     if m > n - 1:
         raise ValueError(f"m must be an integer in [0, {n - 1}], got m={m}.")

@@ -145,7 +145,7 @@ def run_calibrate(argv):
     def upper(value):
         setattr(a, a.solve, cast(value))
         params, pq, qp = build(a)
-        br = fourier.delta_bracket([(pq, a.compositions)], [(qp, a.compositions)], [eps], accuracy=a.accuracy)[0]
+        br = _worst(fourier.delta_bracket, pq, qp, a.compositions, [eps], a.accuracy)[0]
         last[cast(value)] = (params, br.upper)
         return br.upper
 
@@ -183,7 +183,8 @@ def run_rdp(argv):
         brs = renyi.clone_rdp(a.n, a.eps0, orders, pair=a.pair)
         res = [(b.lower, b.upper) for b in brs]
     else:
-        d = np.maximum(renyi.renyi_pld(pq, orders), renyi.renyi_pld(qp, orders))
+        d = np.max([np.maximum(renyi.renyi_pld(x, orders), renyi.renyi_pld(y, orders))
+                    for x, y in _alternatives(pq, qp)], axis=0)
         res = [(x, x) for x in d]
     out = [{"order": float(o), "rdp_lower": _num(lo), "rdp_upper": _num(hi)} for o, (lo, hi) in zip(orders, res)]
     return a, {"mechanism": a.mechanism, "params": params, "results": out, "seconds": time.perf_counter() - t0}
@@ -193,6 +194,18 @@ def _num(x):
     return None if x is None or not math.isfinite(x) else float(x)
 
 
+def _alternatives(pq, qp):
+    """A build gives one pair of PLDs, or lists of them (e.g. bitflip --m worst): the mechanism's
+    guarantee is then the worst case, the max over the pairs."""
+    return list(zip(pq, qp)) if isinstance(pq, list) else [(pq, qp)]
+
+
+def _worst(fn, pq, qp, k, targets, accuracy):
+    """Brackets of the max over alternative pairs: [max of lower ends, max of upper ends]."""
+    per = [fn([(a, k)], [(b, k)], targets, accuracy=accuracy) for a, b in _alternatives(pq, qp)]
+    return [fourier.Bracket(max(r.lower for r in col), max(r.upper for r in col)) for col in zip(*per)]
+
+
 def run(argv):
     """Parse, compute, and return the JSON-ready result dict (raises ValueError on bad input)."""
     a = _parser().parse_args(argv)
@@ -200,10 +213,10 @@ def run(argv):
     params, pq, qp = MECHANISMS[a.mechanism][1](a)
     k = a.compositions
     if a.verb == "delta":
-        br = fourier.delta_bracket([(pq, k)], [(qp, k)], a.targets, accuracy=a.accuracy)
+        br = _worst(fourier.delta_bracket, pq, qp, k, a.targets, a.accuracy)
         res = [{"eps": e, "delta_lower": b.lower, "delta_upper": b.upper} for e, b in zip(a.targets, br)]
     else:
-        br = fourier.epsilon_bracket([(pq, k)], [(qp, k)], a.targets, accuracy=a.accuracy)
+        br = _worst(fourier.epsilon_bracket, pq, qp, k, a.targets, a.accuracy)
         res = [{"delta": d, "eps_lower": _num(b.lower), "eps_upper": _num(b.upper)} for d, b in zip(a.targets, br)]
     return a, {"mechanism": a.mechanism, "params": params, "compositions": k,
                "results": res, "seconds": time.perf_counter() - t0}

@@ -337,6 +337,29 @@ def test_cli_brackets_contain_exact():
         assert r["delta_lower"] <= exact * (1 + 1e-12) and exact <= r["delta_upper"] * (1 + 1e-12), (args, r, exact)
 
 
+def test_cli_worst_m_is_the_max_over_every_m():
+    """--m worst: the bracket of max over m of the (composed) pair, against exhaustive exact values
+    over every m in 0..n-1 (not only the half the CLI builds, which relies on the bit symmetry)."""
+    from shuffle_lib import cli
+    from shuffle_lib.pld import product_pmfs
+    n, q, eps = 9, 0.15, [0.2, 0.8]
+    for K in (1, 2):
+        exact = np.zeros(len(eps))
+        for m in range(n):
+            P, Q = bf.pair_pmfs(n, m, q)
+            P, Q = product_pmfs(P, Q, K)
+            exact = np.maximum(exact, delta_exact(P, Q, eps))
+        _, out = cli.run(["delta", "bitflip", "--n", str(n), "--q", str(q), "--m", "worst",
+                          "--compositions", str(K), "--eps", *map(str, eps)])
+        for r, x in zip(out["results"], exact):
+            assert r["delta_lower"] <= x * (1 + 1e-12) and x <= r["delta_upper"] * (1 + 1e-12), (K, r, x)
+        assert out["params"]["m"] == "worst"
+    with pytest.raises(ValueError, match="n must be"):
+        cli.run(["delta", "bitflip", "--n", "1000", "--q", "0.1", "--m", "worst", "--eps", "1"])
+    with pytest.raises(SystemExit):     # argparse: "argument --m: invalid m (an integer or 'worst') value"
+        cli.run(["delta", "bitflip", "--n", "10", "--q", "0.1", "--m", "wrst", "--eps", "1"])
+
+
 @pytest.mark.parametrize("call, name", [
     (lambda: bf.pmf_A(5, 6, 0.1), "m"), (lambda: bf.pmf_A(5, 2, 0.6), "q"),
     (lambda: bf.pmf_A(-1, 0, 0.1), "n"), (lambda: bf.pmf_A(5, 2, 0.0), "q"),
