@@ -212,11 +212,23 @@ def run(argv):
     t0 = time.perf_counter()
     params, pq, qp = MECHANISMS[a.mechanism][1](a)
     k = a.compositions
+    # A build that cuts binomial tails sends the cut mass (<= tail_cut per round) to +inf: upper
+    # ends stay certified, and the tight delta of the mechanism is >= the PLD's minus k * tail_cut
+    # (the cut events of k rounds have probability <= k * tail_cut), so the lower ends are
+    # corrected by that much (for eps: read at delta + k * tail_cut).
+    cut = k * params.get("tail_cut", 0.0)
     if a.verb == "delta":
         br = _worst(fourier.delta_bracket, pq, qp, k, a.targets, a.accuracy)
+        br = [fourier.Bracket(max(0.0, b.lower - cut), b.upper) for b in br]
         res = [{"eps": e, "delta_lower": b.lower, "delta_upper": b.upper} for e, b in zip(a.targets, br)]
     else:
-        br = _worst(fourier.epsilon_bracket, pq, qp, k, a.targets, a.accuracy)
+        shifted = [d + cut for d in a.targets] if cut > 0 else []
+        both = _worst(fourier.epsilon_bracket, pq, qp, k, list(a.targets) + [d for d in shifted if d < 1.0],
+                      a.accuracy)
+        br, low = both[:len(a.targets)], both[len(a.targets):]
+        if cut > 0:
+            low = low + [fourier.Bracket(0.0, 0.0)] * (len(a.targets) - len(low))   # delta + cut >= 1: eps >= 0
+            br = [fourier.Bracket(min(b.lower, x.lower), b.upper) for b, x in zip(br, low)]
         res = [{"delta": d, "eps_lower": _num(b.lower), "eps_upper": _num(b.upper)} for d, b in zip(a.targets, br)]
     return a, {"mechanism": a.mechanism, "params": params, "compositions": k,
                "results": res, "seconds": time.perf_counter() - t0}

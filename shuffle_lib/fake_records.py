@@ -27,6 +27,7 @@ from .bitflip import binom_window as _window
 from .pld import PLD, hockey_stick
 
 TAIL = 1e-40
+MAX_ATOMS = 2 * 10 ** 7    # ~0.5 GB while the PLD is built and sorted
 
 
 def _check(m, d):
@@ -50,6 +51,11 @@ def fake_pld(m, d, tail=TAIL):
     r = 1.0 / d
     h_lo, h_hi = _window(m, r, tail)
     hs = np.arange(h_lo, h_hi + 1)
+    c_lo, c_hi = _window(m - (h_lo + h_hi) // 2, 1.0 / (d - 1), tail)
+    atoms = float(hs.size) * (c_hi - c_lo + 1)
+    if atoms > MAX_ATOMS:
+        raise ValueError(f"m={m}, d={d} is too large: the PLD needs about {atoms:.1e} atoms, more than "
+                         f"MAX_ATOMS={MAX_ATOMS:.0e} (the atom count grows like m for fixed d).")
     ph = binom.pmf(hs, m, r)
     losses, probs = [], []
     r2 = 1.0 / (d - 1)

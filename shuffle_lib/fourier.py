@@ -15,8 +15,8 @@ One round is computed exactly from the PLD; more rounds go through the grid of
 * ``delta_bracket`` refines the grid (accuracy / 4 at a time) until every
   bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
   5 % above), as far as ``max_points`` allows;
-* a loose upper end (typically below the FFT's round-off floor, delta ~ 1e-300) is lowered
-  to the grid-free Chernoff bound of :mod:`shuffle_lib._chernoff` where that is smaller.
+* a loose bracket (typically below the FFT's round-off floor, delta ~ 1e-300) is tightened by
+  the grid-free bounds of :mod:`shuffle_lib._extreme` (Chernoff above, the top atom below).
 """
 
 import math
@@ -26,7 +26,7 @@ from scipy.optimize import minimize_scalar
 
 from . import _validate as v
 from . import grid as F
-from ._chernoff import chernoff_delta as _chernoff_delta, chernoff_eps as _chernoff_eps, log_mgf as _log_mgf
+from . import _extreme as X
 from .pld import PLD, epsilon_for_delta, hockey_stick
 
 DEFAULT_ACCURACY = 2e-4
@@ -66,14 +66,14 @@ def check_components(components):
 
 
 def _lam_for_eps(components, eps):
-    f = lambda lam: _log_mgf(components, lam) - lam * eps  # noqa: E731  (convex in lam)
+    f = lambda lam: X.log_mgf(components, lam) - lam * eps  # noqa: E731  (convex in lam)
     res = minimize_scalar(f, bounds=(0.0, _LAM_MAX), method="bounded", options={"xatol": 1e-3})
     return float(res.x) if res.fun < f(0.0) else 0.0
 
 
 def _eps_rdp(components, delta):
     """The RDP estimate min_lam (Lambda(lam) + log(1/delta)) / lam: an upper guess of eps(delta)."""
-    f = lambda lam: (_log_mgf(components, lam) + math.log(1 / delta)) / lam  # noqa: E731
+    f = lambda lam: (X.log_mgf(components, lam) + math.log(1 / delta)) / lam  # noqa: E731
     res = minimize_scalar(f, bounds=(1e-3, _LAM_MAX), method="bounded", options={"xatol": 1e-3})
     return float(res.fun)
 
@@ -260,16 +260,18 @@ def _loose(br):
 
 
 def _cap_eps(br, components, delta):
-    """Lower a loose upper end to the grid-free Chernoff bound where that is smaller (tiny delta)."""
+    """Tighten a loose bracket with the grid-free bounds of :mod:`shuffle_lib._extreme` (tiny delta)."""
     if not _loose(br):
         return br
-    return Bracket(br.lower, min(br.upper, max(_chernoff_eps(components, delta), br.lower)))
+    lo = max(br.lower, X.top_atom_eps(components, delta))
+    return Bracket(lo, min(br.upper, max(X.chernoff_eps(components, delta), lo)))
 
 
 def _cap_delta(br, components, eps):
     if not _loose(br):
         return br
-    return Bracket(br.lower, min(br.upper, max(_chernoff_delta(components, eps), br.lower)))
+    lo = max(br.lower, X.top_atom_delta(components, eps))
+    return Bracket(lo, min(br.upper, max(X.chernoff_delta(components, eps), lo)))
 
 
 def _both(a, b):

@@ -39,6 +39,7 @@ from . import fourier
 from .pld import PLD, hockey_stick
 
 TAIL = 1e-40          # default mass cut from the tails of each PLD
+CLI_TAIL = 1e-60      # the command line's cut: its lower ends are corrected by it (cli.run)
 MAX_ATOMS = 10 ** 7   # refuse PLDs needing more atoms than this (memory)
 
 
@@ -383,14 +384,14 @@ def _cli_args(parser):
 def _cli_build(adversary):
     def build(a):
         try:
-            pl = adversary_pld(adversary, a.n, a.gamma, a.k)
+            pl = adversary_pld(adversary, a.n, a.gamma, a.k, tail=CLI_TAIL)
         except ValueError as err:
             if "too large" not in str(err):
                 raise
             raise ValueError(f"{err} The CLI needs one exact PLD; for larger n use "
                              f"shuffle_lib.krr.delta_bracket / epsilon_bracket (certified binned pairs).") from None
-        # The cut mass (<= 1e-40) sits at +inf: the upper end is certified; the lower
-        # end may exceed the tight delta by at most n_c * tail_cut.
+        # The cut mass (<= tail_cut) sits at +inf: the upper end is certified; the CLI lowers
+        # the lower end by n_c * tail_cut (cli.run).  1e-60 keeps that invisible at delta ~ 1e-38.
         return {"n": a.n, "gamma": a.gamma, "k": a.k, "tail_cut": pl.cut}, pl.upper, pl.upper
     return build
 

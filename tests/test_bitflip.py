@@ -337,6 +337,24 @@ def test_cli_brackets_contain_exact():
         assert r["delta_lower"] <= exact * (1 + 1e-12) and exact <= r["delta_upper"] * (1 + 1e-12), (args, r, exact)
 
 
+def test_cli_lower_ends_are_corrected_for_the_tail_cut():
+    """The CLI's PLD sends the cut tails (<= tail_cut per round) to +inf; its lower ends are
+    lowered by that much, so they stay below the exact (uncut) values even where those are
+    smaller than the cut (delta ~ 1e-60 at eps = 3, eps(1e-300))."""
+    from shuffle_lib import cli
+    from shuffle_lib.pld import epsilon_exact
+    n, q = 1000, 0.1
+    _, out = cli.run(["delta", "bitflip", "--n", str(n), "--q", str(q), "--eps", "0.5", "3"])
+    exact = bf.delta_pair(n, 0, q, [0.5, 3.0], tail=0.0)
+    for r, x in zip(out["results"], exact):
+        assert r["delta_lower"] <= x <= r["delta_upper"], (r, x)
+    P, Q = bf.pair_pmfs(n, 0, q)
+    for d in (1e-10, 1e-300):
+        _, out = cli.run(["epsilon", "bitflip", "--n", str(n), "--q", str(q), "--delta", str(d)])
+        r, x = out["results"][0], epsilon_exact(P, Q, d)
+        assert r["eps_lower"] <= x and (r["eps_upper"] is None or x <= r["eps_upper"]), (d, r, x)
+
+
 def test_cli_worst_m_is_the_max_over_every_m():
     """--m worst: the bracket of max over m of the (composed) pair, against exhaustive exact values
     over every m in 0..n-1 (not only the half the CLI builds, which relies on the bit symmetry)."""

@@ -136,6 +136,10 @@ def test_extreme_delta_gives_a_valid_bracket():
     out = sl.epsilon_bracket(*both(P, Q, 10), [1e-300])[0]
     assert out.lower <= 10.0 <= out.upper  # exact: 10 - 2e-299, i.e. 10.0 in double precision
     assert out.upper <= 10.0 * (1 + 1e-9)  # finite and tight: the grid-free Chernoff end
+    assert out.lower >= 10.0 * (1 - 1e-9)  # and the top-atom lower end (the grid's alone gave 0 at K=1000)
+    far = sl.delta_bracket(*both(P, Q, 10), [9.9])[0]   # eps beyond the grid's reach
+    exact = oracle.delta(P, Q, 10, 9.9)
+    assert far.lower <= exact <= far.upper and far.upper <= 1.01 * far.lower
 
 
 @settings(max_examples=150, **FAST)
