@@ -151,7 +151,8 @@ def alg1_rdp(m, T, eps0, lam, accountant):
 def eps0_for_budget(m, T, budget, lam, accountant, lo=1e-3, hi=10.0, steps=20):
     """Largest eps0 in [lo, hi] (bisection to (hi-lo)/2^steps) with alg1_rdp <= budget * lam at every lam.
 
-    The RDP of each accountant increases with eps0.  Returns lo if even lo fails (nan), hi if hi passes.
+    The RDP of each accountant increases with eps0.  Returns hi if hi passes; raises ValueError
+    if even lo fails (the budget is unreachable in [lo, hi]).
     """
     budget = v.real("budget", budget, lo=0.0, lo_open=True)
     lam = v.reals("lam", lam, lo=1.0, lo_open=True)
@@ -160,7 +161,8 @@ def eps0_for_budget(m, T, budget, lam, accountant, lo=1e-3, hi=10.0, steps=20):
     def ok(e):
         return bool(np.all(alg1_rdp(m, T, e, lam, accountant) <= budget * lam))
     if not ok(lo):
-        return math.nan
+        raise ValueError(f"budget={budget} is unreachable: {accountant} exceeds budget * lam already at "
+                         f"eps0=lo={lo} (m={m}, T={T}).")
     if ok(hi):
         return hi
     for _ in range(steps):

@@ -171,5 +171,6 @@ def test_eps0_for_budget_round_trips():
 
 def test_table2_budget_unreachable_with_m100():
     """Thm 3 with Table 2's m = 100, T = 50 exceeds 0.008 lam at every eps0 > 0: 2 T/(m-1) > 1."""
-    assert math.isnan(sgd.eps0_for_budget(100, 50, 0.008, LAM, "cor2", lo=1e-9))
+    with pytest.raises(ValueError, match="budget=0.008 is unreachable"):
+        sgd.eps0_for_budget(100, 50, 0.008, LAM, "cor2", lo=1e-9)
     assert np.all(sgd.alg1_rdp(100, 50, 1e-9, LAM, "cor2") > 1.0 * np.array(LAM))
