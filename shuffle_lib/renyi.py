@@ -235,7 +235,7 @@ def chen_thm1_check(n, eps0, t):
 def cor2_rdp(n, eps0, lam):
     """Seed 003 Cor. 2: 2 e^{eps0} lam / (n-1) ("approximately", a normal approximation, lam >= 2)."""
     n = v.integer("n", n, lo=2)
-    eps0 = v.real("eps0", eps0, lo=0.0, lo_open=True)
+    eps0 = v.real("eps0", eps0, lo=0.0, hi=700.0, lo_open=True)     # e^eps0 stays a double
     return 2 * math.exp(eps0) * _lams(lam) / (n - 1)
 
 

@@ -18,6 +18,7 @@ from scipy.special import gammaln, logsumexp
 from . import _validate as v
 
 _LAM_MAX = 10 ** 4
+_EPS0_MAX = 700.0      # e^eps0 stays a double
 
 
 def _nbar(n, eps0):
@@ -36,9 +37,10 @@ def girgis_upper(n, eps0, lam):
     nbar = floor((n-1)/(2 e^eps0)) + 1.
     """
     n = v.integer("n", n, lo=2)
-    eps0 = v.real("eps0", eps0, lo=0.0, lo_open=True)
+    eps0 = v.real("eps0", eps0, lo=0.0, hi=_EPS0_MAX, lo_open=True)
     lams = v.reals("lam", lam, lo=1.0, hi=_LAM_MAX, lo_open=True)
-    a = lams ** 2 * math.expm1(eps0) ** 2 / _nbar(n, eps0)
+    with np.errstate(over="ignore"):       # a beyond 1.8e308 is +inf: the bound is then +inf
+        a = lams ** 2 * np.exp(2 * _log_expm1(eps0) - math.log(_nbar(n, eps0)))
     b = eps0 * lams - (n - 1) / (8 * math.exp(eps0))
     return np.logaddexp(a, b) / (lams - 1)
 
@@ -58,7 +60,7 @@ def girgis_upper_full(n, eps0, lam):
     log-sum-exp.  No further condition on lam is part of this form.  Returns an array over ``lam``.
     """
     n = v.integer("n", n, lo=2)
-    eps0 = v.real("eps0", eps0, lo=0.0, hi=700.0, lo_open=True)
+    eps0 = v.real("eps0", eps0, lo=0.0, hi=_EPS0_MAX, lo_open=True)
     lams = [v.integer("lam", x, lo=2, hi=_LAM_MAX) for x in np.atleast_1d(np.asarray(lam, dtype=object))]
     nbar = _nbar(n, eps0)
     log_a = 2 * _log_expm1(eps0) - math.log(nbar) - eps0                  # (e^eps0-1)^2 / (nbar e^eps0)
@@ -77,6 +79,7 @@ def girgis_upper_full(n, eps0, lam):
 def girgis_lower(n, eps0, lam):
     """Seed 003 eq. 6: 1/(lam-1) log(1 + lam (lam-1)/2 (e^eps0-1)^2 / (n e^eps0))."""
     n = v.integer("n", n, lo=2)
-    eps0 = v.real("eps0", eps0, lo=0.0, lo_open=True)
+    eps0 = v.real("eps0", eps0, lo=0.0, hi=_EPS0_MAX, lo_open=True)
     lams = v.reals("lam", lam, lo=1.0, hi=_LAM_MAX, lo_open=True)
-    return np.log1p(lams * (lams - 1) / 2 * math.expm1(eps0) ** 2 / (n * math.exp(eps0))) / (lams - 1)
+    log_t = np.log(lams * (lams - 1) / 2) + 2 * _log_expm1(eps0) - math.log(n) - eps0   # log of the term
+    return np.logaddexp(0.0, log_t) / (lams - 1)

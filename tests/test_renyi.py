@@ -363,3 +363,20 @@ def test_chen_printed_pair_is_not_dominating_nor_the_proofs_pair():
     for t in (0.5, 1.0, 2.0):
         alpha_printed = math.fsum(np.exp(lp)[a > t * (s - a)])
         assert abs(alpha_printed - renyi.chen_thm1_check(30, 2.0, t)["alpha"]) > 0.05
+
+
+def test_closed_forms_at_extreme_eps0():
+    """eps0 up to 700 gives a number or +inf (a valid, vacuous upper bound), never an OverflowError;
+    above 700 a ValueError naming eps0.  girgis_lower (log space) equals its log1p form where that fits."""
+    from shuffle_lib import renyi_bounds as rb
+    for f in (rb.girgis_upper, rb.girgis_lower, rb.girgis_upper_full, renyi.cor2_rdp):
+        for n, e0 in ((2, 700.0), (10 ** 12, 500.0), (100, 1e-300)):
+            out = np.atleast_1d(f(n, e0, 2))
+            assert not np.any(np.isnan(out)) and np.all(out >= 0)
+        with pytest.raises(ValueError, match="eps0"):
+            f(100, 701.0, 2)
+    lam = np.array([2.0, 4.0, 64.0])
+    for n, e0 in ((10 ** 4, 1.0), (50, 5.0), (10 ** 6, 0.01)):
+        want = np.log1p(lam * (lam - 1) / 2 * math.expm1(e0) ** 2 / (n * math.exp(e0))) / (lam - 1)
+        assert np.allclose(rb.girgis_lower(n, e0, lam), want, rtol=1e-13, atol=0)
+    assert np.isinf(rb.girgis_upper(2, 700.0, 2)).all()
