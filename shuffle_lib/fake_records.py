@@ -23,11 +23,13 @@ from scipy.stats import binom
 
 from . import _validate as v
 from . import fourier
+from ._chernoff import tail_range
 from .bitflip import binom_window as _window
 from .pld import PLD, hockey_stick
 
 TAIL = 1e-40
-MAX_ATOMS = 2 * 10 ** 7    # ~0.5 GB while the PLD is built and sorted
+MAX_ATOMS = 2 * 10 ** 7    # ~1 GB while the PLD is built and sorted
+_CHUNK = 2 * 10 ** 6
 
 
 def _check(m, d):
@@ -48,23 +50,27 @@ def fake_pld(m, d, tail=TAIL):
     """
     m, d = _check(m, d)
     tail = v.real("tail", tail, 0.0, 1e-3)
-    r = 1.0 / d
+    r, r2 = 1.0 / d, 1.0 / (d - 1)
     h_lo, h_hi = _window(m, r, tail)
     hs = np.arange(h_lo, h_hi + 1)
-    c_lo, c_hi = _window(m - (h_lo + h_hi) // 2, 1.0 / (d - 1), tail)
-    atoms = float(hs.size) * (c_hi - c_lo + 1)
-    if atoms > MAX_ATOMS:
-        raise ValueError(f"m={m}, d={d} is too large: the PLD needs about {atoms:.1e} atoms, more than "
+    if tail == 0.0 or r2 == 1.0:                     # as binom_window: the whole range
+        c_lo, c_hi = np.zeros_like(hs), m - hs
+    else:
+        c_lo, c_hi = tail_range(m - hs, r2, tail / 2)
+    c_lo = np.maximum(c_lo, 1)                      # H' = 0 is the +inf atom
+    counts = np.maximum(c_hi - c_lo + 1, 0)
+    if counts.sum() > MAX_ATOMS:
+        raise ValueError(f"m={m}, d={d} is too large: the PLD needs {float(counts.sum()):.1e} atoms, more than "
                          f"MAX_ATOMS={MAX_ATOMS:.0e} (the atom count grows like m for fixed d).")
-    ph = binom.pmf(hs, m, r)
-    losses, probs = [], []
-    r2 = 1.0 / (d - 1)
-    for h, w in zip(hs, ph):
-        c_lo, c_hi = _window(m - h, r2, tail)
-        cs = np.arange(max(c_lo, 1), c_hi + 1)
-        losses.append(np.log((h + 1.0) / cs))
-        probs.append(w * binom.pmf(cs, m - h, r2))
-    losses, probs = np.concatenate(losses), np.concatenate(probs)
+    blk = np.repeat(np.arange(hs.size), counts)
+    cs = np.arange(blk.size) - (np.cumsum(counts) - counts)[blk] + c_lo[blk]
+    h = hs[blk]
+    losses = np.log((h + 1.0) / cs)
+    probs = np.empty(blk.size)
+    for i in range(0, blk.size, _CHUNK):             # binom.pmf in chunks: bounded temporaries
+        j = slice(i, i + _CHUNK)
+        probs[j] = binom.pmf(cs[j], m - h[j], r2)
+    probs *= binom.pmf(hs, m, r)[blk]
     inf_mass = math.exp(m * math.log1p(-r))           # P[H' = 0] = (1 - 1/d)^m
     cut = 2.0 * tail          # H's cut <= tail/2, each H' | H cut <= tail/2
     order = np.argsort(losses, kind="stable")
