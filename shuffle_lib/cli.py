@@ -178,14 +178,17 @@ def run_rdp(argv):
     a = _rdp_parser().parse_args(argv)
     orders = v.reals("order", a.orders, lo=1.0, lo_open=True)
     t0 = time.perf_counter()
-    params, pq, qp = MECHANISMS[a.mechanism][1](a)
     if a.mechanism == "ldp-shuffle" and getattr(a, "pair", "fmt21") in ("fmt21", "stronger"):
+        params = {"n": a.n, "eps0": a.eps0, "pair": a.pair}      # no PLD needed: clone_rdp works on atoms
         brs = renyi.clone_rdp(a.n, a.eps0, orders, pair=a.pair)
         res = [(b.lower, b.upper) for b in brs]
     else:
-        d = np.max([np.maximum(renyi.renyi_pld(x, orders), renyi.renyi_pld(y, orders))
-                    for x, y in _alternatives(pq, qp)], axis=0)
-        res = [(x, x) for x in d]
+        params, pq, qp = MECHANISMS[a.mechanism][1](a)
+        def div(x, y, end):            # end 0: upper PLDs, 1: lower (dominated) PLDs
+            x, y = (x[end], y[end]) if isinstance(x, tuple) else (x, y)
+            return np.maximum(renyi.renyi_pld(x, orders), renyi.renyi_pld(y, orders))
+        alts = _alternatives(pq, qp)
+        res = list(zip(np.max([div(x, y, 1) for x, y in alts], axis=0), np.max([div(x, y, 0) for x, y in alts], axis=0)))
     out = [{"order": float(o), "rdp_lower": _num(lo), "rdp_upper": _num(hi)} for o, (lo, hi) in zip(orders, res)]
     return a, {"mechanism": a.mechanism, "params": params, "results": out, "seconds": time.perf_counter() - t0}
 
@@ -200,9 +203,19 @@ def _alternatives(pq, qp):
     return list(zip(pq, qp)) if isinstance(pq, list) else [(pq, qp)]
 
 
+def _bracket(fn, a, b, k, targets, accuracy):
+    """One pair; a PLD may come as (upper, lower): a dominating and a dominated PLD (e.g. the
+    clones pair on a grid), each then gives its own end of the bracket."""
+    if isinstance(a, tuple):
+        up = fn([(a[0], k)], [(b[0], k)], targets, accuracy=accuracy)
+        low = fn([(a[1], k)], [(b[1], k)], targets, accuracy=accuracy)
+        return [fourier.Bracket(min(x.lower, y.upper), y.upper) for x, y in zip(low, up)]
+    return fn([(a, k)], [(b, k)], targets, accuracy=accuracy)
+
+
 def _worst(fn, pq, qp, k, targets, accuracy):
     """Brackets of the max over alternative pairs: [max of lower ends, max of upper ends]."""
-    per = [fn([(a, k)], [(b, k)], targets, accuracy=accuracy) for a, b in _alternatives(pq, qp)]
+    per = [_bracket(fn, a, b, k, targets, accuracy) for a, b in _alternatives(pq, qp)]
     return [fourier.Bracket(max(r.lower for r in col), max(r.upper for r in col)) for col in zip(*per)]
 
 

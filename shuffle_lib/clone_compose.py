@@ -15,9 +15,11 @@ def _bounding_plds(n, eps0, pair, k, accuracy, max_atoms=10_000_000):
     """(PLD for the upper side, PLD for the lower side) of one round.
 
     Exact atoms with the dropped mass (<= 1e-17) as a top atom if few enough (one PLD serves
-    both sides, see :mod:`shuffle_lib.clone_pld`); else the rounded-up and rounded-down grids.
+    both sides, see :mod:`shuffle_lib.clone_pld`); else the exact atoms rounded up and down onto
+    a grid of step accuracy / (4 k), binned in chunks (O(#atoms)); beyond 4e8 atoms the grid
+    built from binomial tails (O(#s x #bins)).
     """
-    from .clone_pld import clone_pld, clone_pld_grid
+    from .clone_pld import clone_pld, clone_pld_binned, clone_pld_grid
     try:
         pl = clone_pld(n, eps0, pair, 1e-18, "top", max_atoms)[0]
         return pl, pl
@@ -25,6 +27,11 @@ def _bounding_plds(n, eps0, pair, k, accuracy, max_atoms=10_000_000):
         if "max_atoms" not in str(err):
             raise
     h = accuracy / (4.0 * k)
+    try:
+        return clone_pld_binned(n, eps0, h, pair)
+    except ValueError as err:
+        if "max_atoms" not in str(err):
+            raise
     return clone_pld_grid(n, eps0, h, "upper", pair)[0], clone_pld_grid(n, eps0, h, "lower", pair)[0]
 
 

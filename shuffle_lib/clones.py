@@ -275,15 +275,36 @@ def _cli_args(p):
                    help="dominating pair (default fmt21: valid for every eps0-LDP randomiser)")
 
 
+CLI_MAX_ATOMS = 6_000_000   # above this the CLI bins the atoms onto a grid (upper and lower PLDs)
+
+
 def _cli_pld(n, eps0, pair):
     from .clone_pld import clone_pld
-    pl, info = clone_pld(n, eps0, pair, 1e-18, "top", 6_000_000)
+    pl, info = clone_pld(n, eps0, pair, 1e-18, "top", CLI_MAX_ATOMS)
     return pl, info
 
 
 def _cli_build(a):
-    pl, info = _cli_pld(a.n, a.eps0, a.pair)
-    return {"n": a.n, "eps0": a.eps0, "pair": a.pair, "atoms": info["atoms"]}, pl, pl
+    """One exact PLD (both directions, both ends) when it has <= CLI_MAX_ATOMS atoms; else the
+    (upper, lower) pair of grid PLDs of :func:`clone_pld.clone_pld_binned`, step accuracy/(4K)
+    (a clear error beyond its 4e8 atoms, e.g. n = 1e7 at eps0 = 1)."""
+    from .clone_pld import clone_pld_binned
+    params = {"n": a.n, "eps0": a.eps0, "pair": a.pair}
+    try:
+        pl, info = _cli_pld(a.n, a.eps0, a.pair)
+        return dict(params, atoms=info["atoms"]), pl, pl
+    except ValueError as err:
+        if "max_atoms" not in str(err):
+            raise
+    from .fourier import DEFAULT_ACCURACY
+    k = v.integer("compositions", getattr(a, "compositions", 1), lo=1, hi=10 ** 7)
+    accuracy = v.real("accuracy", getattr(a, "accuracy", DEFAULT_ACCURACY), 0.0, 1.0, lo_open=True)
+    try:
+        up, low = clone_pld_binned(a.n, a.eps0, accuracy / (4.0 * k), a.pair)
+    except ValueError as err:
+        raise ValueError(f"{err} The single-round functions clones.delta_bracket_single / "
+                         "epsilon_bracket_single are exact at any n.") from None
+    return dict(params, atoms=int(up.losses.size), grid=True), (up, low), (up, low)
 
 
 def _sub_args(p):

@@ -30,6 +30,7 @@ from .fourier import Bracket
 from .renyi_bounds import girgis_lower, girgis_upper, girgis_upper_full  # noqa: F401  (re-exported)
 
 _LAM_MAX = 1e4
+_MAX_ATOMS = 30_000_000   # clone_rdp's atoms (n = 1e6 at eps0 = 1 needs 2.3e7)
 
 
 def _lams(lam):
@@ -74,7 +75,11 @@ def _log_atoms(n, eps0, pr, tau):
     Log space throughout (binom_logpmf), so no atom underflows.
     """
     from .clone_pld import _kept
-    ss, aa, dropped = _kept(n, eps0, pr, tau)
+    try:
+        ss, aa, dropped = _kept(n, eps0, pr, tau, max_atoms=_MAX_ATOMS)     # memory: ~10 arrays of this size
+    except ValueError as err:
+        raise ValueError(f"the exact RDP is out of reach here: {str(err).split(';')[0]} "
+                         "(the atom count grows like n; take a smaller n).") from None
     ps, al, be, ga = _shared(n, eps0, pr, ss)
     with np.errstate(divide="ignore"):
         base = np.log(ps) + binom_logpmf(aa, ss, 0.5)

@@ -56,6 +56,48 @@ def test_grid_pld_property(n, eps0, h):
     assert np.all(np.abs(gu.losses / h - np.round(gu.losses / h)) < 1e-6)
 
 
+@pytest.mark.parametrize("pair", ["fmt21", "koskela", "stronger"])
+@pytest.mark.parametrize("n,eps0,h", [(60, 0.5, 3e-3), (300, 1.0, 1e-3), (800, 4.0, 2e-2)])
+def test_binned_plds_bracket_exact_and_match_the_grid(pair, n, eps0, h):
+    """clone_pld_binned (exact atoms rounded onto the grid, O(#atoms)) is certified against the
+    exact enumeration, and has the same bins as clone_pld_grid (binomial tails, O(#s x #bins));
+    small chunks exercise the chunked accumulation."""
+    ex = clone_pld.clone_pld_exact(n, eps0, pair)
+    bu, bl = clone_pld.clone_pld_binned(n, eps0, h, pair, tau=1e-10, chunk=997)
+    gu, _ = clone_pld.clone_pld_grid(n, eps0, h, "upper", pair, tau=1e-10)
+    gl, _ = clone_pld.clone_pld_grid(n, eps0, h, "lower", pair, tau=1e-10)
+    for e in EPS:
+        d = pld.hockey_stick(ex, e)
+        assert pld.hockey_stick(bl, e) <= d * (1 + 1e-12) + 1e-300
+        assert d <= pld.hockey_stick(bu, e) * (1 + 1e-12) + 1e-300
+        assert pld.hockey_stick(bu, e) == pytest.approx(pld.hockey_stick(gu, e), rel=1e-9, abs=1e-16)
+        assert pld.hockey_stick(bl, e) == pytest.approx(pld.hockey_stick(gl, e), rel=1e-9, abs=1e-16)
+    assert np.all(np.abs(bu.losses / h - np.round(bu.losses / h)) < 1e-6)
+
+
+def test_cli_grid_fallback_brackets_the_exact_composition(monkeypatch):
+    """Above CLI_MAX_ATOMS the ldp-shuffle CLI composes the binned (upper, lower) PLDs; forced
+    here at n = 12 by a tiny limit, its brackets contain the exact 2-fold composition."""
+    from shuffle_lib import cli
+    monkeypatch.setattr(clones, "CLI_MAX_ATOMS", 20)
+    n, eps0, k, eps = 12, 1.0, 2, [0.1, 0.5, 1.5]
+    _, out = cli.run(["delta", "ldp-shuffle", "--n", str(n), "--eps0", str(eps0), "--eps", *map(str, eps),
+                      "--compositions", str(k)])
+    assert out["params"].get("grid") is True
+    P, Q = clone_pld.clone_pmfs(n, eps0)
+    Pk, Qk = pld.product_pmfs(P, Q, k)
+    exact = pld.delta_exact(Pk, Qk, eps)
+    for r, x in zip(out["results"], exact):
+        assert r["delta_lower"] <= x * (1 + 1e-12) and x <= r["delta_upper"] * (1 + 1e-12), (r, x)
+        assert r["delta_upper"] - r["delta_lower"] <= 0.05 * r["delta_upper"]
+
+
+def test_rdp_too_large_is_a_clear_error():
+    from shuffle_lib import renyi
+    with pytest.raises(ValueError, match="exact RDP is out of reach"):
+        renyi.clone_rdp(10 ** 6, 1.0, 2)
+
+
 def test_cli_top_atom_pld_is_certified():
     """side='top': dropped mass <= 1e-17 placed at the largest loss; Fourier brackets stay valid."""
     n, eps0 = 2000, 4.0
