@@ -214,7 +214,12 @@ def _bracket(fn, a, b, k, targets, accuracy):
 
 
 def _worst(fn, pq, qp, k, targets, accuracy):
-    """Brackets of the max over alternative pairs: [max of lower ends, max of upper ends]."""
+    """Brackets of the max over alternative pairs: [max of lower ends, max of upper ends].
+
+    A build may instead return a function (verb, targets) -> brackets (a mechanism with its
+    own exact method, e.g. one round of ldp-shuffle at any n); it is then called directly."""
+    if callable(pq):
+        return pq("delta" if fn is fourier.delta_bracket else "epsilon", targets)
     per = [_bracket(fn, a, b, k, targets, accuracy) for a, b in _alternatives(pq, qp)]
     return [fourier.Bracket(max(r.lower for r in col), max(r.upper for r in col)) for col in zip(*per)]
 

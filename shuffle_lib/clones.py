@@ -285,9 +285,10 @@ def _cli_pld(n, eps0, pair):
 
 
 def _cli_build(a):
-    """One exact PLD (both directions, both ends) when it has <= CLI_MAX_ATOMS atoms; else the
-    (upper, lower) pair of grid PLDs of :func:`clone_pld.clone_pld_binned`, step accuracy/(4K)
-    (a clear error beyond its 4e8 atoms, e.g. n = 1e7 at eps0 = 1)."""
+    """One exact PLD (both directions, both ends) when it has <= CLI_MAX_ATOMS atoms; else, for one
+    round, the exact single-round functions (any n), and for K rounds the (upper, lower) pair of
+    grid PLDs of :func:`clone_pld.clone_pld_binned`, step accuracy/(4K) (a clear error beyond its
+    4e8 atoms, e.g. n = 1e7 at eps0 = 1)."""
     from .clone_pld import clone_pld_binned
     params = {"n": a.n, "eps0": a.eps0, "pair": a.pair}
     try:
@@ -298,6 +299,11 @@ def _cli_build(a):
             raise
     from .fourier import DEFAULT_ACCURACY
     k = v.integer("compositions", getattr(a, "compositions", 1), lo=1, hi=10 ** 7)
+    if k == 1:      # one round: the exact O(#s) method, at any n
+        def direct(verb, targets):
+            f = delta_bracket_single if verb == "delta" else epsilon_bracket_single
+            return [f(a.n, a.eps0, x, a.pair) for x in targets]
+        return dict(params, single_round=True), direct, None
     accuracy = v.real("accuracy", getattr(a, "accuracy", DEFAULT_ACCURACY), 0.0, 1.0, lo_open=True)
     try:
         up, low = clone_pld_binned(a.n, a.eps0, accuracy / (4.0 * k), a.pair)

@@ -92,6 +92,22 @@ def test_cli_grid_fallback_brackets_the_exact_composition(monkeypatch):
         assert r["delta_upper"] - r["delta_lower"] <= 0.05 * r["delta_upper"]
 
 
+def test_cli_single_round_at_any_n_uses_the_exact_method(monkeypatch):
+    """One round above CLI_MAX_ATOMS: the exact single-round functions, not a grid."""
+    from shuffle_lib import cli
+    monkeypatch.setattr(clones, "CLI_MAX_ATOMS", 20)
+    n, eps0 = 30, 1.5
+    ex = clone_pld.clone_pld_exact(n, eps0)
+    _, out = cli.run(["delta", "ldp-shuffle", "--n", str(n), "--eps0", str(eps0), "--eps", "0.2", "0.8"])
+    assert out["params"].get("single_round") is True
+    for r, e in zip(out["results"], (0.2, 0.8)):
+        d = pld.hockey_stick(ex, e)
+        assert r["delta_lower"] <= d * (1 + 1e-12) and d <= r["delta_upper"] * (1 + 1e-12)
+    _, out = cli.run(["epsilon", "ldp-shuffle", "--n", str(n), "--eps0", str(eps0), "--delta", "1e-3"])
+    e = pld.epsilon_for_delta(ex, 1e-3)
+    assert out["results"][0]["eps_lower"] <= e * (1 + 1e-9) and e <= out["results"][0]["eps_upper"] * (1 + 1e-9)
+
+
 def test_rdp_too_large_is_a_clear_error():
     from shuffle_lib import renyi
     with pytest.raises(ValueError, match="exact RDP is out of reach"):
