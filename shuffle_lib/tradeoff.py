@@ -5,7 +5,8 @@ Lemma A.1 (Renyi divergence from a trade-off function), Lemma A.3 (Neyman-Pearso
 Lemma A.4 (two Gaussians).  This module gives the objects those lemmas speak of, so the
 tests can check each lemma against an independent computation:
 
-* :func:`tradeoff_pmfs`: the Neyman-Pearson breakpoints of T(P, Q) for a discrete pair;
+* :func:`tradeoff_segments`, :func:`tradeoff_pmfs`: the Neyman-Pearson pieces and breakpoints
+  of T(P, Q) for a discrete pair;
 * :func:`tradeoff_at`: T(P, Q)(alpha) by linear interpolation between them;
 * :func:`renyi_from_tradeoff`: Lemma A.1, (1/(lam-1)) log int_0^1 |T'(x)|^{1-lam} dx;
 * :func:`gaussian_tradeoff`: Lemma A.4 / G_mu of Dong, Roth, Su (2022),
@@ -39,14 +40,13 @@ def _alphas(alpha):
     return np.clip(alpha, 0.0, 1.0)
 
 
-def tradeoff_pmfs(p, q):
-    """Breakpoints (alpha, beta) of T(P, Q) for PMFs p, q on a common support (Lemma A.3).
+def tradeoff_segments(p, q):
+    """The linear pieces of T(P, Q) for PMFs p, q on a common support (Lemma A.3).
 
     The most powerful tests reject outcomes in decreasing order of Q(o)/P(o) (outcomes with
-    P = 0 first, then ties merged), so the breakpoints are alpha_j = sum of P and
-    beta_j = 1 - sum of Q over the first j groups; T is linear in between.  Returns two
-    arrays from (0, 1) to (1, 0); when Q has mass where P = 0 the first segment is vertical
-    (alpha stays 0 while beta drops by that mass).
+    P = 0 first, ties merged); piece j has length da_j (its P-mass) along alpha and drop db_j (its
+    Q-mass) along beta.  Kept as masses, not as differences of the breakpoints, so that a tiny
+    piece is not lost to rounding next to a large cumulative sum.
     """
     p, q = _pair(p, q)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -54,10 +54,20 @@ def tradeoff_pmfs(p, q):
     keep = (p > 0) | (q > 0)
     r, p, q = r[keep], p[keep], q[keep]
     ratios, group = np.unique(-r, return_inverse=True)        # decreasing Q/P
-    gp = np.bincount(group, weights=p, minlength=ratios.size)
-    gq = np.bincount(group, weights=q, minlength=ratios.size)
-    alpha = np.concatenate([[0.0], np.cumsum(gp)])
-    beta = np.concatenate([np.cumsum(gq[::-1])[::-1], [0.0]])   # suffix sums: no 1 - x cancellation
+    return (np.bincount(group, weights=p, minlength=ratios.size),
+            np.bincount(group, weights=q, minlength=ratios.size))
+
+
+def tradeoff_pmfs(p, q):
+    """Breakpoints (alpha, beta) of T(P, Q), from (0, 1) to (1, 0); T is linear in between.
+
+    alpha_j = the P-mass and 1 - beta_j the Q-mass of the first j pieces of
+    :func:`tradeoff_segments`.  When Q has mass where P = 0 the first piece is vertical (alpha
+    stays 0 while beta drops by that mass).
+    """
+    da, db = tradeoff_segments(p, q)
+    alpha = np.concatenate([[0.0], np.cumsum(da)])
+    beta = np.concatenate([np.cumsum(db[::-1])[::-1], [0.0]])   # suffix sums: no 1 - x cancellation
     alpha[-1] = 1.0
     return alpha, beta
 
@@ -72,15 +82,16 @@ def tradeoff_at(p, q, alpha):
     return out if out.ndim else float(out)
 
 
-def renyi_from_tradeoff(alpha, beta, lam):
+def renyi_from_tradeoff(da, db, lam):
     """Seed 003 Lemma A.1: D_lam = (1/(lam-1)) log int_0^1 |T'(x)|^{1-lam} dx, T piecewise linear.
 
-    ``alpha``, ``beta`` are breakpoints of T (from :func:`tradeoff_pmfs`); each segment of
-    length da and slope -db/da contributes da (db/da)^{1-lam}.  A segment of positive
-    length and zero slope makes the divergence infinite.  lam > 1.
+    ``da``, ``db``: lengths and drops of the pieces of T (:func:`tradeoff_segments`); a piece of
+    slope -db/da contributes da (db/da)^{1-lam}.  A piece of positive length and zero slope (P-mass
+    where Q = 0: T reaches 0 before alpha = 1, the case the lemma's condition excludes) makes
+    the divergence infinite.  lam > 1.
     """
     lam = v.real("lam", lam, 1.0, 1e4, lo_open=True)
-    da, db = np.diff(alpha), -np.diff(beta)
+    da, db = np.asarray(da, dtype=float), np.asarray(db, dtype=float)
     seg = da > 0
     if np.any(db[seg] <= 0):
         return math.inf

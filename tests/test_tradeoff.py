@@ -59,7 +59,7 @@ def test_tradeoff_endpoints_and_identity():
 def test_lemma_a1_renyi_from_tradeoff_against_mpmath(lam):
     mp.mp.dps = 50
     for p, q in _random_pairs(2, count=8):
-        got = tf.renyi_from_tradeoff(*tf.tradeoff_pmfs(p, q), lam)
+        got = tf.renyi_from_tradeoff(*tf.tradeoff_segments(p, q), lam)
         if np.any((p > 0) & (q == 0)):
             assert got == math.inf
             continue
@@ -67,6 +67,17 @@ def test_lemma_a1_renyi_from_tradeoff_against_mpmath(lam):
         want = float(mp.log(s) / (lam - 1))
         assert got == pytest.approx(want, rel=1e-12, abs=1e-14)
         assert got == pytest.approx(renyi.renyi_pmfs(p, q, lam)[0][0], rel=1e-12, abs=1e-14)
+
+
+def test_lemma_a1_keeps_tiny_pieces():
+    """Pieces of mass 1e-20 next to cumulative sums of order 1 must not vanish (they did when the
+    pieces were read off the breakpoints): the clones pair at n = 30 has such atoms."""
+    from shuffle_lib import clone_pld
+    p, q = clone_pld.clone_pmfs(30, 1.0)
+    assert np.min(p[p > 0]) < 1e-15
+    for lam in (2.0, 16.0):
+        assert tf.renyi_from_tradeoff(*tf.tradeoff_segments(p, q), lam) == pytest.approx(
+            renyi.renyi_pmfs(p, q, lam)[0][0], rel=1e-12)
 
 
 def _halfplane(mean, w, t, inside):
@@ -124,7 +135,7 @@ def test_validation():
     with pytest.raises(ValueError, match="alpha"):
         tf.tradeoff_at([1.0], [1.0], 1.5)
     with pytest.raises(ValueError, match="lam"):
-        tf.renyi_from_tradeoff(np.array([0.0, 1.0]), np.array([1.0, 0.0]), 1.0)
+        tf.renyi_from_tradeoff(np.array([1.0]), np.array([1.0]), 1.0)
     with pytest.raises(ValueError, match="mu"):
         tf.gaussian_tradeoff(-1.0, 0.5)
     with pytest.raises(ValueError, match="mu"):
