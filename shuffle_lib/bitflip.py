@@ -234,6 +234,11 @@ def _m_arg(text):
 _m_arg.__name__ = "m (an integer or 'worst')"   # what argparse names in its error message
 
 
+def _max_loss(q):
+    """log(p/q): no pair of the bit-flip shuffler has a larger loss (P/Q is a mediant of p/q and q/p)."""
+    return math.log1p(-q) - math.log(q)
+
+
 def _cli_args(parser):
     parser.add_argument("--n", type=int, required=True, help="number of users, the differing one included (>= 1)")
     parser.add_argument("--q", type=float, required=True, help="flip probability, in (0, 1/2]")
@@ -248,13 +253,13 @@ def _cli_build(a):
         n = v.integer("n", a.n, lo=1, hi=WORST_M_MAX_N)
         q = v.real("q", a.q, 0.0, 0.5, lo_open=True)
         pairs = [pair_plds(n, m, q) for m in range((n - 1) // 2 + 1)]   # the rest by symmetry (delta_worst)
-        return ({"n": n, "q": q, "m": "worst", "tail_cut": 2 * TAIL},
+        return ({"n": n, "q": q, "m": "worst", "tail_cut": 2 * TAIL, "max_loss": _max_loss(q)},
                 [p for p, _ in pairs], [r for _, r in pairs])
     n, m, q = _check(a.n, a.m, a.q, n_lo=1)
     if m > n - 1:
         raise ValueError(f"m must be an integer in [0, {n - 1}], got m={m}.")
     pq, qp = pair_plds(n, m, q)
-    return {"n": n, "q": q, "m": m, "tail_cut": 2 * TAIL}, pq, qp
+    return {"n": n, "q": q, "m": m, "tail_cut": 2 * TAIL, "max_loss": _max_loss(q)}, pq, qp
 
 
 def _fake_args(parser):

@@ -172,7 +172,8 @@ def run_rdp(argv):
     """``rdp MECHANISM [options] --order A [A ...]`` (issue 6): max over both directions of
     D_A(P||Q), D_A(Q||P).  ``ldp-shuffle`` (fmt21/stronger pairs) gets the certified bracket of
     :func:`renyi.clone_rdp`; other mechanisms the divergence of the PLDs the mechanism builds
-    (exact for exact PLDs; +inf when a PLD carries mass at +inf, e.g. a cut tail)."""
+    (exact for exact PLDs; +inf when a PLD carries mass at +inf, unless the build reports
+    ``max_loss``: then that mass is a tail cut and bounded, see :func:`renyi.renyi_pld_bracket`)."""
     from . import renyi
 
     a = _rdp_parser().parse_args(argv)
@@ -184,8 +185,13 @@ def run_rdp(argv):
         res = [(b.lower, b.upper) for b in brs]
     else:
         params, pq, qp = MECHANISMS[a.mechanism][1](a)
+        cap = params.get("max_loss")   # the +inf mass is a tail cut of atoms with loss <= max_loss
+
         def div(x, y, end):            # end 0: upper PLDs, 1: lower (dominated) PLDs
             x, y = (x[end], y[end]) if isinstance(x, tuple) else (x, y)
+            if cap is not None:
+                return np.maximum(renyi.renyi_pld_bracket(x, orders, cap)[1 - end],
+                                  renyi.renyi_pld_bracket(y, orders, cap)[1 - end])
             return np.maximum(renyi.renyi_pld(x, orders), renyi.renyi_pld(y, orders))
         alts = _alternatives(pq, qp)
         res = list(zip(np.max([div(x, y, 1) for x, y in alts], axis=0), np.max([div(x, y, 0) for x, y in alts], axis=0)))

@@ -69,6 +69,19 @@ def renyi_pld(pld, lam):
     return np.array([float(logsumexp(lp + (x - 1) * L)) / (x - 1) for x in lams])
 
 
+def renyi_pld_bracket(pld, lam, max_loss):
+    """(lower, upper) arrays for D_lam(P||Q) when the PLD's +inf mass stands for cut atoms whose
+    loss is at most ``max_loss`` (e.g. a tail cut of an eps-LDP-bounded pair): the cut atoms add
+    between 0 and inf_mass e^{(lam-1) max_loss} to E_P[e^{(lam-1)L}]."""
+    lams = _lams(lam)
+    max_loss = v.real("max_loss", max_loss, 0.0, 700.0)
+    keep = pld.probs > 0
+    lp, L = np.log(pld.probs[keep]), pld.losses[keep]
+    lo = np.array([float(logsumexp(lp + (x - 1) * L)) for x in lams])
+    hi = lo if pld.inf_mass == 0 else np.logaddexp(lo, math.log(pld.inf_mass) + (lams - 1) * max_loss)
+    return np.maximum(lo, 0.0) / (lams - 1), (hi + 1e-12 * np.abs(hi) + 1e-300) / (lams - 1)   # rounding
+
+
 def _log_atoms(n, eps0, pr, tau):
     """(log P, log Q) on the kept atoms (s, a) of clone_pld's truncation, and the exact dropped P-mass.
 

@@ -38,3 +38,23 @@ def test_ldp_shuffle_brackets_the_direct_sum():
 def test_bad_order():
     r = cli("rdp", "rr", "--eps0", "1", "--order", "1")
     assert r.returncode == 2 and "order must lie in" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_rdp_bitflip_bracket_contains_the_exact_divergence():
+    """bitflip's CLI PLD carries a tail cut at +inf; with the reported max_loss = log(p/q) the rdp
+    verb brackets the exact (uncut) divergence instead of returning null, also for --m worst."""
+    from shuffle_lib import bitflip as bf
+    from shuffle_lib import cli, renyi
+    n, q, orders = 30, 0.2, [2.0, 8.0]
+    worst = np.zeros(2)
+    for m in range(n):
+        P, Q = bf.pair_pmfs(n, m, q)
+        exact = np.maximum(*renyi.renyi_pmfs(P, Q, orders))
+        worst = np.maximum(worst, exact)
+        if m in (0, 3):
+            _, out = cli.run_rdp(["bitflip", "--n", str(n), "--q", str(q), "--m", str(m), "--order", "2", "8"])
+            for r, x in zip(out["results"], exact):
+                assert r["rdp_lower"] <= x * (1 + 1e-12) and x <= r["rdp_upper"], (m, r, x)
+    _, out = cli.run_rdp(["bitflip", "--n", str(n), "--q", str(q), "--m", "worst", "--order", "2", "8"])
+    for r, x in zip(out["results"], worst):
+        assert r["rdp_lower"] <= x * (1 + 1e-12) and x <= r["rdp_upper"], (r, x)
