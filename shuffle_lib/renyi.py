@@ -64,9 +64,14 @@ def renyi_pld(pld, lam):
     lams = _lams(lam)
     if pld.inf_mass > 0:
         return np.full(lams.size, math.inf)
-    lp = np.log(pld.probs[pld.probs > 0])
-    L = pld.losses[pld.probs > 0]
-    return np.array([float(logsumexp(lp + (x - 1) * L)) / (x - 1) for x in lams])
+    return _log_moments(pld, lams) / (lams - 1)
+
+
+def _log_moments(pld, lams):
+    """log E_P[e^{(lam-1) L}; L finite] for each lam (log-sum-exp over the finite atoms)."""
+    keep = pld.probs > 0
+    lp, L = np.log(pld.probs[keep]), pld.losses[keep]
+    return np.array([float(logsumexp(lp + (x - 1) * L)) for x in lams])
 
 
 def renyi_pld_bracket(pld, lam, max_loss):
@@ -75,9 +80,7 @@ def renyi_pld_bracket(pld, lam, max_loss):
     between 0 and inf_mass e^{(lam-1) max_loss} to E_P[e^{(lam-1)L}]."""
     lams = _lams(lam)
     max_loss = v.real("max_loss", max_loss, 0.0, 700.0)
-    keep = pld.probs > 0
-    lp, L = np.log(pld.probs[keep]), pld.losses[keep]
-    lo = np.array([float(logsumexp(lp + (x - 1) * L)) for x in lams])
+    lo = _log_moments(pld, lams)
     hi = lo if pld.inf_mass == 0 else np.logaddexp(lo, math.log(pld.inf_mass) + (lams - 1) * max_loss)
     return np.maximum(lo, 0.0) / (lams - 1), (hi + 1e-12 * np.abs(hi) + 1e-300) / (lams - 1)   # rounding
 

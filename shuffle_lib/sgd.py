@@ -148,24 +148,23 @@ def alg1_rdp(m, T, eps0, lam, accountant):
     return T * one
 
 
-def eps0_for_budget(m, T, budget, lam, accountant, lo=1e-3, hi=10.0, steps=20):
-    """Largest eps0 in [lo, hi] (bisection to (hi-lo)/2^steps) with alg1_rdp <= budget * lam at every lam.
+def eps0_for_budget(m, T, budget, lam, accountant, lo=1e-3, hi=10.0, rtol=1e-4):
+    """Largest eps0 in [lo, hi] (to relative ``rtol``) with alg1_rdp <= budget * lam at every lam.
 
-    The RDP of each accountant increases with eps0.  Returns hi if hi passes; raises ValueError
+    The RDP of each accountant increases with eps0; the search is the library's one monotone
+    search, :func:`shuffle_lib.calibrate.calibrate`.  Returns hi if hi passes; raises ValueError
     if even lo fails (the budget is unreachable in [lo, hi]).
     """
+    from .calibrate import calibrate
     budget = v.real("budget", budget, lo=0.0, lo_open=True)
     lam = v.reals("lam", lam, lo=1.0, lo_open=True)
-    steps = v.integer("steps", steps, lo=1, hi=60)
 
     def ok(e):
         return bool(np.all(alg1_rdp(m, T, e, lam, accountant) <= budget * lam))
-    if not ok(lo):
+    try:
+        return calibrate(ok, "eps0", lo, hi, rtol)
+    except ValueError as err:
+        if "meets the target" not in str(err):
+            raise
         raise ValueError(f"budget={budget} is unreachable: {accountant} exceeds budget * lam already at "
-                         f"eps0=lo={lo} (m={m}, T={T}).")
-    if ok(hi):
-        return hi
-    for _ in range(steps):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-    return lo
+                         f"eps0=lo={lo} (m={m}, T={T}).") from None

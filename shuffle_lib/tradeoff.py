@@ -20,7 +20,7 @@ beta = 1 - E_Q[phi] (type II); T(P, Q)(alpha) = inf{beta : alpha_phi <= alpha}.
 import math
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr, ndtri
+from scipy.special import ndtr, ndtri
 
 from . import _validate as v
 
@@ -112,12 +112,8 @@ def gaussian_tradeoff(mu, alpha):
 
 
 def gdp_delta(mu, eps):
-    """delta(eps) of mu-GDP: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Dong, Roth, Su 2022, Cor. 2.13).
-
-    Log-space difference; mu > 0, eps >= 0.
-    """
-    mu = v.real("mu", mu, 0.0, 1e3, lo_open=True)
-    eps = v.real("eps", eps, 0.0)
-    a = log_ndtr(-eps / mu + mu / 2)
-    b = eps + log_ndtr(-eps / mu - mu / 2)
-    return math.exp(a) * -math.expm1(b - a) if b < a else 0.0
+    """delta(eps) of mu-GDP (Dong, Roth, Su 2022, Cor. 2.13): the Gaussian mechanism with
+    sensitivity 1 and sigma = 1/mu, :func:`shuffle_lib.gaussian_shuffle.gaussian_delta`.  1e-6 <= mu <= 1e3."""
+    from .gaussian_shuffle import gaussian_delta
+    mu = v.real("mu", mu, 1e-6, 1e3)
+    return gaussian_delta(1.0 / mu, eps)

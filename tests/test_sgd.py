@@ -160,10 +160,10 @@ def test_thm3_is_T_times_cor2():
 
 def test_eps0_for_budget_round_trips():
     m, T, budget = 500, 10, 0.2
-    e = sgd.eps0_for_budget(m, T, budget, LAM, "cor2", steps=40)
+    e = sgd.eps0_for_budget(m, T, budget, LAM, "cor2", rtol=1e-12)
     assert e == pytest.approx(math.log(budget * (m - 1) / (2 * T)), abs=1e-9)   # Thm 3 solved for eps0
     for acc in ("clones", "girgis"):
-        e = sgd.eps0_for_budget(m, T, budget, LAM, acc, steps=14)
+        e = sgd.eps0_for_budget(m, T, budget, LAM, acc, rtol=2e-4)
         lam = np.array(LAM, dtype=float)
         assert np.all(sgd.alg1_rdp(m, T, e, LAM, acc) <= budget * lam)
         assert np.any(sgd.alg1_rdp(m, T, e + 2e-3, LAM, acc) > budget * lam)
