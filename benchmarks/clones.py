@@ -64,10 +64,10 @@ def dp_accounting_eps(n, e0, k, delta):
 
 
 def _kept_pmfs(n, e0):
-    from shuffle_lib.clone_pld import _atoms, _kept
+    from shuffle_lib.mechanisms.clones.pld import atoms_at, kept_atoms
     pr = clones.PAIRS["fmt21"]
-    ss, aa, _ = _kept(n, e0, pr, 1e-18)
-    return _atoms(n, e0, pr, ss, aa)
+    ss, aa, _ = kept_atoms(n, e0, pr, 1e-18)
+    return atoms_at(n, e0, pr, ss, aa)
 
 
 def compositions(quick):

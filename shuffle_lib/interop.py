@@ -17,7 +17,7 @@ numbers are its estimates, not this library's certified brackets.
 
 import numpy as np
 
-from . import _validate as v
+from shuffle_lib.core import validate as v
 
 
 def _rounded(pld, h, pessimistic):

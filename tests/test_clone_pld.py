@@ -76,10 +76,10 @@ def test_binned_plds_bracket_exact_and_match_the_grid(pair, n, eps0, h):
 
 
 def test_cli_grid_fallback_brackets_the_exact_composition(monkeypatch):
-    """Above CLI_MAX_ATOMS the ldp-shuffle CLI composes the binned (upper, lower) PLDs; forced
+    """Above EXACT_MAX_ATOMS (one threshold for the CLI and the library) ldp-shuffle composes the binned (upper, lower) PLDs; forced
     here at n = 12 by a tiny limit, its brackets contain the exact 2-fold composition."""
     from shuffle_lib import cli
-    monkeypatch.setattr(clones, "CLI_MAX_ATOMS", 20)
+    monkeypatch.setattr(clones.compose, "EXACT_MAX_ATOMS", 20)
     n, eps0, k, eps = 12, 1.0, 2, [0.1, 0.5, 1.5]
     _, out = cli.run(["delta", "ldp-shuffle", "--n", str(n), "--eps0", str(eps0), "--eps", *map(str, eps),
                       "--compositions", str(k)])
@@ -93,9 +93,9 @@ def test_cli_grid_fallback_brackets_the_exact_composition(monkeypatch):
 
 
 def test_cli_single_round_at_any_n_uses_the_exact_method(monkeypatch):
-    """One round above CLI_MAX_ATOMS: the exact single-round functions, not a grid."""
+    """One round (at any size): the exact single-round functions, not a grid."""
     from shuffle_lib import cli
-    monkeypatch.setattr(clones, "CLI_MAX_ATOMS", 20)
+    monkeypatch.setattr(clones.compose, "EXACT_MAX_ATOMS", 20)
     n, eps0 = 30, 1.5
     ex = clone_pld.clone_pld_exact(n, eps0)
     _, out = cli.run(["delta", "ldp-shuffle", "--n", str(n), "--eps0", str(eps0), "--eps", "0.2", "0.8"])

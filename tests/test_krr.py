@@ -347,7 +347,7 @@ def test_validation(kw, name):
 def test_validation_misc():
     with pytest.raises(ValueError, match="adversary"):
         krr.adversary_pld("medium", 10, 0.5, 2)
-    with pytest.raises(ValueError, match="n_c"):
+    with pytest.raises(ValueError, match="compositions"):
         krr.delta_bracket("strong", 10, 0.5, 2, [1.0], n_c=0)
     with pytest.raises(ValueError, match="eps0"):
         krr.gamma_from_eps0(-1.0, 3)

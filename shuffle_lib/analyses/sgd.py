@@ -1,0 +1,171 @@
+"""Seed 003's Algorithm 1, the shuffled noisy SGD for eps0-LDP clients, and its privacy budget.
+
+A multinomial logistic regression (softmax, cross-entropy) stands in for the seed's network.
+n records are split into m equal blocks (clients); each epoch visits the blocks in a fresh
+random order pi; block i's clipped gradients are summed, divided by m and privatised by Laplace
+noise (seed 003 Alg. 1 lines 6-11):
+
+    theta_i = theta_{i-1} - eta (1/m sum_{j in S_pi(i)} clip(g_j) + b_i),  b_i ~ Lap(scale)^d,
+    clip(g) = g / max(1, ||g||_1 / C).
+
+Prop. 3 (Laplace mechanism): noise Lap(Delta_1/eps0) per coordinate is eps0-DP for inputs whose
+outputs differ by at most Delta_1 in l1.  The seed takes Delta_1 = 2C/m (one record changed);
+the shuffle theorems need every client's report to be eps0-LDP against *any* other block, for
+which Delta_1 = 2C k/m with k = n/m records per block (:func:`laplace_scale`).  Both agree
+when k = 1 (m = n), the setting of our experiments.
+
+Accounting (RDP adds over the T epochs; seed 003 Thm 3 is T times Cor. 2):
+:func:`alg1_rdp` gives T * RDP(m, eps0, lam) for the exact clones pair (certified upper end),
+Cor. 2, or Girgis et al.'s eq. 5; :func:`eps0_for_budget` the largest eps0 meeting (lam, b lam).
+"""
+
+import math
+
+import numpy as np
+
+from shuffle_lib.core import validate as v
+from shuffle_lib.bounds.renyi import cor2_rdp, girgis_upper
+from shuffle_lib.core.calibrate import search
+from shuffle_lib.mechanisms.clones.renyi import clone_rdp
+
+ACCOUNTANTS = ("clones", "cor2", "girgis")
+
+
+def clip_l1(g, C):
+    """Rows of ``g`` scaled to l1 norm <= C: g / max(1, ||g||_1 / C) (seed 003 Alg. 1 line 9)."""
+    C = v.real("C", C, lo=0.0, lo_open=True)
+    g = np.atleast_2d(np.asarray(g, dtype=float))
+    norms = np.abs(g).sum(axis=1, keepdims=True)
+    return g / np.maximum(1.0, norms / C)
+
+
+def laplace_scale(C, eps0, m, k=1):
+    """Laplace scale Delta_1/eps0 with Delta_1 = 2 C k / m: eps0-LDP for a block of k records.
+
+    Any two blocks of k records have sums of clipped gradients within 2Ck in l1, so after the
+    1/m of Alg. 1 line 11 the l1 sensitivity is 2Ck/m (Prop. 3).  k = 1 is the seed's
+    2C/(eps0 m) (Alg. 1 line 6); for k > 1 that is only (k eps0)-LDP per block (group privacy).
+    eps0 = inf means no noise (scale 0), the non-private baseline.
+    """
+    C = v.real("C", C, lo=0.0, lo_open=True)
+    m = v.integer("m", m, lo=1)
+    k = v.integer("k", k, lo=1)
+    if eps0 == math.inf:
+        return 0.0
+    eps0 = v.real("eps0", eps0, lo=0.0, lo_open=True)
+    return 2 * C * k / (eps0 * m)
+
+
+def _softmax_residual(theta, X, y):
+    """P - Y for the rows of X (softmax probabilities minus one-hot labels)."""
+    z = X @ theta
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    p[range(len(y)), y] -= 1.0
+    return p
+
+
+def clipped_gradient_sum(theta, X, y, C):
+    """sum_j clip(g_j) for the per-record cross-entropy gradients g_j = x_j (p_j - y_j)^T.
+
+    ||x r^T||_1 = ||x||_1 ||r||_1, so the per-record norms come without forming each g_j.
+    """
+    r = _softmax_residual(theta, X, y)
+    r *= (C / np.maximum(np.abs(X).sum(axis=1) * np.abs(r).sum(axis=1), C))[:, None]
+    return X.T @ r
+
+
+def laplace_ldp_gradient(theta, X, y, C, eps0, m, rng):
+    """One client's report: 1/m sum of clipped gradients of its block + Lap(2C k/(eps0 m)) noise.
+
+    eps0-LDP for the block (k = len(y) records; Prop. 3 with :func:`laplace_scale`).
+    """
+    s = clipped_gradient_sum(theta, X, y, C) / m
+    b = laplace_scale(C, eps0, m, len(y))
+    return s + rng.laplace(0.0, b, size=s.shape) if b > 0 else s
+
+
+def accuracy(theta, X, y):
+    """Fraction of rows whose arg-max score X theta equals the label."""
+    return float(np.mean(np.argmax(X @ theta, axis=1) == y))
+
+
+def _check_data(X, y, m):
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    if X.ndim != 2 or X.shape[0] == 0 or y.shape != (X.shape[0],) or not np.all(np.isfinite(X)):
+        raise ValueError(f"X must be a finite (n, p) array, n >= 1, and y of length n, got {X.shape} and {y.shape}.")
+    if not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
+        raise ValueError(f"y must hold class labels 0, 1, ..., got dtype {y.dtype} and min {y.min()!r}.")
+    m = v.integer("m", m, lo=1, hi=X.shape[0])
+    if X.shape[0] % m:
+        raise ValueError(f"m must divide n = {X.shape[0]} (equal blocks, Alg. 1 line 1), got m={m}.")
+    return X, y.astype(int), m
+
+
+def shuffled_sgd(X, y, m, T, eps0, C, eta, seed, n_classes=None):
+    """Seed 003 Alg. 1 on softmax regression; returns (theta, train accuracy after each epoch).
+
+    Blocks S_i = records i k .. (i+1) k - 1 after one seeded permutation of [n] (line 1),
+    theta_0 = 0 (line 2); each epoch a fresh permutation of the m blocks (line 5).
+    X should carry a constant column for the intercept.  eps0 = inf: no noise.
+    """
+    X, y, m = _check_data(X, y, m)
+    T = v.integer("T", T, lo=1, hi=10 ** 4)
+    eta = v.real("eta", eta, lo=0.0, lo_open=True)
+    C = v.real("C", C, lo=0.0, lo_open=True)
+    laplace_scale(C, eps0, m)                       # validates eps0
+    K = int(y.max()) + 1 if n_classes is None else v.integer("n_classes", n_classes, lo=int(y.max()) + 1)
+    rng = np.random.default_rng(seed)
+    k = X.shape[0] // m
+    blocks = rng.permutation(X.shape[0]).reshape(m, k)
+    Xb, yb = X[blocks], y[blocks]                   # client i holds (Xb[i], yb[i])
+    scale = laplace_scale(C, eps0, m, k)            # = laplace_ldp_gradient's noise, drawn per epoch
+    theta = np.zeros((X.shape[1], K))
+    acc = []
+    for _ in range(T):
+        order = rng.permutation(m)
+        noise = rng.laplace(0.0, scale, size=(m,) + theta.shape) if scale > 0 else np.zeros((m,) + theta.shape)
+        for s, i in enumerate(order):
+            theta -= eta * (clipped_gradient_sum(theta, Xb[i], yb[i], C) / m + noise[s])
+        acc.append(accuracy(theta, X, y))
+    return theta, np.array(acc)
+
+
+def alg1_rdp(m, T, eps0, lam, accountant):
+    """T * RDP of one shuffled epoch of m eps0-LDP reports, at each order lam (composition adds).
+
+    clones: certified upper end of the exact clones-pair RDP (:func:`clone_rdp`), a valid
+    bound; cor2: seed 003 Thm 3 = T * Cor. 2 (approximate); girgis: T * eq. 5 (integer lam).
+    """
+    T = v.integer("T", T, lo=1)
+    if accountant == "clones":
+        one = np.array([b.upper for b in clone_rdp(m, eps0, lam)])
+    elif accountant == "cor2":
+        one = cor2_rdp(m, eps0, lam)
+    elif accountant == "girgis":
+        one = girgis_upper(m, eps0, lam)
+    else:
+        raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got accountant={accountant!r}.")
+    return T * one
+
+
+def eps0_for_budget(m, T, budget, lam, accountant, lo=1e-3, hi=10.0, rtol=1e-4):
+    """Largest eps0 in [lo, hi] (to relative ``rtol``) with alg1_rdp <= budget * lam at every lam.
+
+    The RDP of each accountant increases with eps0; the search is the library's one monotone
+    search, :func:`shuffle_lib.core.calibrate.search`.  Returns hi if hi passes; raises ValueError
+    if even lo fails (the budget is unreachable in [lo, hi]).
+    """
+    budget = v.real("budget", budget, lo=0.0, lo_open=True)
+    lam = v.reals("lam", lam, lo=1.0, lo_open=True)
+
+    def ok(e):
+        return bool(np.all(alg1_rdp(m, T, e, lam, accountant) <= budget * lam))
+    try:
+        return search(ok, lo, hi, "down", rtol=rtol, name="eps0")
+    except ValueError as err:
+        if "meets the target" not in str(err):
+            raise
+        raise ValueError(f"budget={budget} is unreachable: {accountant} exceeds budget * lam already at "
+                         f"eps0=lo={lo} (m={m}, T={T}).") from None

@@ -1,0 +1,94 @@
+"""Calibration: the least private parameter value that still meets a target (eps, delta).
+
+:func:`search` knows no parameter name: the caller gives the range, the direction in which the
+mechanism gets more private and whether the parameter is an integer (the command line takes them
+from the registry's declarations).  :func:`calibrate` and ``PARAMETERS`` are the older interface
+by parameter name, kept for the analyses and old callers.
+
+"Meets" is judged by the certified *upper* bound on delta, so the value returned is safe:
+the tight delta at that value is at most the target.  The search assumes the upper bound
+is monotone in the parameter (more noise, more users or fewer LDP bits never cost privacy),
+and checks the end points: a target no value in the range meets is an error.
+
+* continuous parameters (eps0, gamma, q): bisection to a relative tolerance, returning the
+  side that meets the target;
+* integer parameters (n, m): doubling from the lower end, then integer bisection.
+"""
+
+import math
+from collections.abc import Callable
+
+from shuffle_lib.core import validate as v
+
+# parameter -> (kind, lowest, highest, direction in which the mechanism gets more private)
+PARAMETERS = {
+    "eps0": ("float", 1e-6, 30.0, "down"),  # 30: the smallest upper limit of the mechanisms
+    "gamma": ("float", 1e-9, 1.0, "up"),
+    "q": ("float", 1e-9, 0.5, "up"),
+    "n": ("int", 2, 10 ** 9, "up"),
+    "m": ("int", 1, 10 ** 9, "up"),
+}
+
+
+def search(meets: Callable[[float], bool], lo: float, hi: float, direction: str, integer: bool = False,
+           rtol: float = 1e-4, name: str = "value") -> float:
+    """Least private value in [lo, hi] for which ``meets(value)`` is True.
+
+    ``meets`` must be monotone: True from some point on in ``direction`` ("up": larger values are
+    more private; "down": smaller ones are).  Continuous values: bisection (geometric when both
+    ends are positive) to relative tolerance ``rtol``, returning the side that meets.  Integers:
+    doubling from the less private end, then integer bisection.  ValueError if even the most
+    private end fails.
+    """
+    if direction not in ("up", "down"):
+        raise ValueError(f"direction must be 'up' or 'down', got {direction!r}.")
+    rtol = v.real("rtol", rtol, 0.0, 0.5, lo_open=True)
+    if integer:
+        return _integer_search(meets, int(lo), int(hi), name, direction)
+    safe, risky = (hi, lo) if direction == "up" else (lo, hi)
+    if not meets(safe):
+        raise ValueError(f"no {name} in [{lo:g}, {hi:g}] meets the target (not even {name}={safe:g}).")
+    if meets(risky):
+        return risky
+    while abs(safe - risky) > rtol * abs(safe):
+        mid = math.sqrt(safe * risky) if safe > 0 and risky > 0 else 0.5 * (safe + risky)
+        if meets(mid):
+            safe = mid
+        else:
+            risky = mid
+    return safe
+
+
+def calibrate(meets, param, lo=None, hi=None, rtol=1e-4):
+    """Least private value of ``param`` (a name in ``PARAMETERS``) for which ``meets(value)`` is True;
+    :func:`search` with the range and direction of ``PARAMETERS[param]``."""
+    if param not in PARAMETERS:
+        raise ValueError(f"solve must be one of {sorted(PARAMETERS)}, got solve={param!r}.")
+    kind, lo0, hi0, direction = PARAMETERS[param]
+    lo = lo0 if lo is None else lo
+    hi = hi0 if hi is None else hi
+    return search(meets, lo, hi, direction, kind == "int", rtol, param)
+
+
+def _integer_search(meets, lo, hi, name, direction):
+    if direction == "down":        # mirror: more private downwards
+        return -_integer_search(lambda x: meets(-x), -hi, -lo, name, "up")
+    if meets(lo):
+        return lo
+    bad, good = lo, None
+    step = max(abs(lo), 1)
+    while good is None:
+        cand = min(bad + step, hi)
+        if meets(cand):
+            good = cand
+        elif cand == hi:
+            raise ValueError(f"no {name} in [{lo}, {hi}] meets the target.")
+        else:
+            bad, step = cand, step * 2
+    while good - bad > 1:
+        mid = (good + bad) // 2
+        if meets(mid):
+            good = mid
+        else:
+            bad = mid
+    return good

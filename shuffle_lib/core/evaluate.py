@@ -1,0 +1,127 @@
+"""Brackets from a model: the one code path from a mechanism's build to certified numbers.
+
+The command line, calibration, the atlas and each mechanism's own ``delta_bracket`` /
+``epsilon_bracket`` call :func:`delta_brackets` / :func:`epsilon_brackets` on the model its build
+returns, so the library and the CLI cannot disagree.
+
+* :class:`~shuffle_lib.core.types.PairModel`: the Fourier accountant on ``(pq, qp)`` composed
+  ``compositions`` times (the upper end), on the dominated PLDs when given (the lower end); a
+  tail cut of ``tail_cut`` per round is taken off the lower end (delta) or read at
+  delta + K * tail_cut (eps).
+* :class:`~shuffle_lib.core.types.WorstCase`: [max of lower ends, max of upper ends] over its pairs.
+* :class:`~shuffle_lib.core.types.DirectModel`: the mechanism's own method.
+
+:func:`rdp_brackets` is the generic Renyi route (the divergence of the build's PLDs) for
+mechanisms that declare no Renyi method of their own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from shuffle_lib.core import fourier
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.renyi import renyi_pld, renyi_pld_bracket
+from shuffle_lib.core.types import Bracket, DirectModel, Model, PairModel, WorstCase
+
+Verb = Literal["delta", "epsilon"]
+
+
+def _pairs(model: PairModel | WorstCase) -> list[PairModel]:
+    return list(model.pairs) if isinstance(model, WorstCase) else [model]
+
+
+def _pair_brackets(fn, pm: PairModel, k: int, targets: list[float], **kw) -> list[Bracket]:
+    """One pair; with dominated PLDs each end comes from its own PLDs."""
+    up = fn([(pm.pq, k)], [(pm.qp, k)], targets, **kw)
+    if pm.pq_lower is None:
+        return up
+    low = fn([(pm.pq_lower, k)], [(pm.qp_lower, k)], targets, **kw)
+    return [Bracket(min(x.lower, y.upper), y.upper) for x, y in zip(low, up)]
+
+
+def _worst(fn, model: PairModel | WorstCase, k: int, targets: list[float], **kw) -> list[Bracket]:
+    per = [_pair_brackets(fn, pm, k, targets, **kw) for pm in _pairs(model)]
+    return [Bracket(max(r.lower for r in col), max(r.upper for r in col)) for col in zip(*per)]
+
+
+def tail_cut(model: Model) -> float:
+    """The per-round mass a build sent to +inf (the largest over alternative pairs)."""
+    if isinstance(model, DirectModel):
+        return 0.0
+    return max(pm.tail_cut for pm in _pairs(model))
+
+
+def delta_brackets(model: Model, eps: Sequence[float], compositions: int = 1, **kw) -> list[Bracket]:
+    """Certified brackets for the tight delta(eps) of ``compositions`` rounds, one per eps.
+
+    Keywords (``accuracy``, ``rtol``, ...) go to :func:`shuffle_lib.core.fourier.delta_bracket`.
+    """
+    eps = [float(x) for x in v.reals("eps", eps, lo=0.0)]
+    if isinstance(model, DirectModel):
+        return model.delta(eps)
+    k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    cut = k * tail_cut(model)
+    br = _worst(fourier.delta_bracket, model, k, eps, **kw)
+    return [Bracket(max(0.0, b.lower - cut), b.upper) for b in br]
+
+
+def epsilon_brackets(model: Model, delta: Sequence[float], compositions: int = 1, **kw) -> list[Bracket]:
+    """Certified brackets for the tight eps(delta) of ``compositions`` rounds, one per delta.
+
+    With a tail cut the lower end is read at delta + K * tail_cut, where the cut PLDs' delta is no
+    larger than the exact one's plus K * tail_cut (0 when that reaches 1).
+    """
+    delta = [float(x) for x in v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)]
+    if isinstance(model, DirectModel):
+        return model.epsilon(delta)
+    k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    cut = k * tail_cut(model)
+    shifted = [d + cut for d in delta if d + cut < 1.0] if cut > 0 else []
+    both = _worst(fourier.epsilon_bracket, model, k, delta + shifted, **kw)
+    br, low = both[:len(delta)], both[len(delta):]
+    if cut > 0:
+        low = low + [Bracket(0.0, 0.0)] * (len(delta) - len(low))
+        br = [Bracket(min(b.lower, x.lower), b.upper) for b, x in zip(br, low)]
+    return br
+
+
+def brackets(model: Model, verb: Verb, targets: Sequence[float], compositions: int = 1, **kw) -> list[Bracket]:
+    """:func:`delta_brackets` for ``verb="delta"`` (targets are eps), else :func:`epsilon_brackets`."""
+    if verb == "delta":
+        return delta_brackets(model, targets, compositions, **kw)
+    if verb == "epsilon":
+        return epsilon_brackets(model, targets, compositions, **kw)
+    raise ValueError(f"verb must be 'delta' or 'epsilon', got {verb!r}.")
+
+
+def rdp_brackets(model: Model, orders: Sequence[float]) -> list[Bracket]:
+    """Certified brackets for max(D_a(P||Q), D_a(Q||P)) of the build's PLDs, one per order a.
+
+    Exact for exact PLDs; +inf when a PLD carries mass at +inf, unless the model reports
+    ``max_loss`` (then that mass is a tail cut and bounded, :func:`renyi_pld_bracket`).
+    """
+    if isinstance(model, DirectModel):
+        raise ValueError("this mechanism builds no PLD and declares no Renyi method.")
+    orders = v.reals("order", orders, lo=1.0, lo_open=True)
+
+    def div(pm: PairModel, end: int) -> np.ndarray:   # end 0: upper PLDs, 1: lower (dominated) PLDs
+        x, y = (pm.pq, pm.qp) if end == 0 or pm.pq_lower is None else (pm.pq_lower, pm.qp_lower)
+        if pm.max_loss is not None:
+            return np.maximum(renyi_pld_bracket(x, orders, pm.max_loss)[1 - end],
+                              renyi_pld_bracket(y, orders, pm.max_loss)[1 - end])
+        return np.maximum(renyi_pld(x, orders), renyi_pld(y, orders))
+
+    pairs = _pairs(model)
+    lo = np.max([div(pm, 1) for pm in pairs], axis=0)
+    hi = np.max([div(pm, 0) for pm in pairs], axis=0)
+    return [Bracket(a, b) for a, b in zip(lo, hi)]
+
+
+def finite_or_none(x: float | None) -> float | None:
+    """JSON's spelling of a number: ``None`` for +-inf (and for None)."""
+    return None if x is None or not math.isfinite(x) else float(x)

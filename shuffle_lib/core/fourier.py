@@ -1,0 +1,326 @@
+"""Certified brackets for the tight delta(eps) and eps(delta) of a composition.
+
+The public face of the accountant.  A composition is given, for each direction,
+as a PLD or a list [(pld, count), ...] (heterogeneous rounds); the tight delta is
+the max over the two directions (seed 000 Thm 5; seed 001 Def. 3 and Thm 5).
+One round is computed exactly from the PLD; more rounds go through the grid of
+:mod:`shuffle_lib.grid`, whose step, tilt and rounding mode are chosen here:
+
+* step h: from ``accuracy`` (the target half-width of the eps bracket) and the
+  number of rounds K, coarsened if the composed support would need more than
+  ``max_points`` grid points (measured with a cheap coarse run);
+* tilt lam: the Chernoff-optimal value min_lam [Lambda(lam) - lam eps] for the
+  smallest eps asked (or the RDP-optimal one for the largest delta asked), where
+  Lambda(lam) = sum_rounds log E_P[e^{lam L}];
+* ``delta_bracket`` refines the grid (accuracy / 4 at a time) until every
+  bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
+  5 % above), as far as ``max_points`` allows;
+* a loose bracket (typically below the FFT's round-off floor, delta ~ 1e-300) is tightened by
+  the grid-free bounds of :mod:`shuffle_lib._extreme` (Chernoff above, the top atom below).
+"""
+
+import math
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from shuffle_lib.core import validate as v
+from shuffle_lib.core import grid as F
+from shuffle_lib.core import extreme as X
+from shuffle_lib.core.pld import PLD, epsilon_for_delta, hockey_stick
+from shuffle_lib.core.types import Bracket
+
+DEFAULT_ACCURACY = 2e-4
+DEFAULT_MAX_POINTS = 2 ** 22
+_LAM_MAX = 50.0
+
+
+def check_components(components):
+    """Normalise a PLD or [(pld, count), ...] into a validated list."""
+    if isinstance(components, PLD):
+        components = [(components, 1)]
+    out = []
+    for item in components:
+        try:
+            pld, count = item
+        except (TypeError, ValueError):
+            raise ValueError(f"components must be (PLD, count) pairs, got {item!r}.") from None
+        if not isinstance(pld, PLD):
+            raise ValueError(f"components must be PLDs with counts, got {type(pld).__name__}.")
+        out.append((pld, v.integer("compositions", count, lo=1, hi=10 ** 7)))
+    if not out:
+        raise ValueError("components must hold at least one (PLD, count) pair.")
+    return out
+
+
+def _lam_for_eps(components, eps):
+    f = lambda lam: X.log_mgf(components, lam) - lam * eps  # noqa: E731  (convex in lam)
+    res = minimize_scalar(f, bounds=(0.0, _LAM_MAX), method="bounded", options={"xatol": 1e-3})
+    return float(res.x) if res.fun < f(0.0) else 0.0
+
+
+def _eps_rdp(components, delta):
+    """The RDP estimate min_lam (Lambda(lam) + log(1/delta)) / lam: an upper guess of eps(delta)."""
+    f = lambda lam: (X.log_mgf(components, lam) + math.log(1 / delta)) / lam  # noqa: E731
+    res = minimize_scalar(f, bounds=(1e-3, _LAM_MAX), method="bounded", options={"xatol": 1e-3})
+    return float(res.fun)
+
+
+def _step_for(accuracy, K):
+    """Grid step whose rounding moves eps by about ``accuracy`` after K rounds."""
+    if K <= F.UPDOWN_MAX_K:
+        return 2 * accuracy / K
+    return accuracy / math.sqrt(K * math.log(1e15) / 2)
+
+
+def _width_estimate(components):
+    """A Bernstein-type width (in loss units) of the composed support."""
+    ell = math.log(2.0 / F._TAU)
+    total = 0.0
+    for p, count in components:
+        c = np.cumsum(p.probs)  # atoms in tails of mass <= _TAU are cut anyway: ignore them
+        i, j = int(np.searchsorted(c, F._TAU, "right")), int(np.searchsorted(c, c[-1] - F._TAU, "left"))
+        s, w = (p.losses[i:j + 1], p.probs[i:j + 1]) if i <= j < p.losses.size else (p.losses, p.probs)
+        mu = float(np.dot(s, w) / max(w.sum(), 1e-300))
+        var = float(np.dot((s - mu) ** 2, w) / max(w.sum(), 1e-300))
+        b = float(np.max(np.abs(s - mu), initial=0.0))
+        t = b * ell / 3 + math.sqrt((b * ell / 3) ** 2 + 2 * count * var * ell)
+        span = float(s[-1] - s[0]) if s.size else 0.0
+        total += min(count * span, 2 * t) + 2 * b
+    return max(total, 1e-12)
+
+
+def compose(components, accuracy=DEFAULT_ACCURACY, h=None, max_points=DEFAULT_MAX_POINTS, lam=0.0):
+    """Compose one direction on the grid: a :class:`shuffle_lib.grid.Composed`.
+
+    ``accuracy``: target half-width of the eps bracket; ``h``: grid step (overrides
+    ``accuracy``); ``max_points``: cap on grid points; ``lam``: exponential tilt >= 0.
+    """
+    components = check_components(components)
+    accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+    max_points = v.integer("max_points", max_points, lo=64, hi=2 ** 26)
+    lam = v.real("lam", lam, 0.0, _LAM_MAX)
+    K = sum(c for _, c in components)
+    mode = "updown" if K <= F.UPDOWN_MAX_K else "mean"
+    width = _width_estimate(components)
+    if h is not None:
+        h = v.real("h", h, 0.0, 1.0, lo_open=True)
+        if width / h > 4 * max_points:
+            raise ValueError(f"h={h:g} is too small for max_points={max_points}: the composed support needs "
+                             f"about {width / h:.3g} grid points; take h >= {width / (4 * max_points):.3g}.")
+        return F.compose_on_grid(components, h, lam, mode)
+    h = _step_for(accuracy, K)
+    if width / h > max_points:  # measure the real support with a coarse run before coarsening h
+        probe = F.compose_on_grid(components, width / 2 ** 14, lam, mode)
+        real = max(probe.up.w.size, probe.low.w.size) * probe.h
+        h = max(h, 1.3 * real / max_points)
+    return F.compose_on_grid(components, h, lam, mode)
+
+
+def _ladder(cg, delta=None):
+    if cg.mode == "updown":
+        return [1.0]
+    if delta is None:
+        return list(10.0 ** -np.arange(3.0, 41.0))
+    return [delta * 10.0 ** -j for j in range(1, 9)]
+
+
+def delta_bracket_one(cg, eps):
+    """Certified bracket for delta_{P/Q}(eps) of one composed direction.
+
+    The Hoeffding level c is chosen on the fast approximate reads; the returned
+    values are direct evaluations, so each is certified whatever c was chosen.
+    """
+    eps = v.real("eps", eps)
+    ladder = _ladder(cg)
+    c_up = min(ladder, key=lambda c: F.delta_upper(cg, eps, c, fast=True))
+    c_low = max(ladder, key=lambda c: F.delta_lower(cg, eps, c, fast=True))
+    return Bracket(F.delta_lower(cg, eps, c_low), F.delta_upper(cg, eps, c_up))
+
+
+def _bisect(f, delta, top):
+    """For non-increasing f: (lo, hi) with f(lo) > delta >= f(hi) (lo = 0 if f(0) <= delta)."""
+    if f(0.0) <= delta:
+        return 0.0, 0.0
+    if f(top) > delta:  # f is constant beyond top: no finite eps
+        return math.inf, math.inf
+    return _narrow(f, delta, 0.0, top)
+
+
+def _narrow(f, delta, lo, hi):
+    """Bisect keeping f(lo) > delta >= f(hi) until hi - lo <= 1e-12 max(1, hi); returns (lo, hi)."""
+    while hi - lo > 1e-12 * max(1.0, hi):
+        mid = 0.5 * (lo + hi)
+        if f(mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo, hi
+
+
+def _certify(f, x, delta, want_above, top):
+    """Move x (outwards, by doubling steps) until the certified f confirms the side wanted."""
+    step = 1e-12 * max(1.0, x)
+    while True:
+        if want_above and (x <= 0.0 or f(x) > delta):
+            return max(x, 0.0)
+        if not want_above and f(x) <= delta:
+            return x
+        if not want_above and x > top:
+            return math.inf
+        x = x - step if want_above else x + step
+        step *= 2
+
+
+def _lower_end(f, delta, hi):
+    """Largest x found in [0, hi] with f(x) > delta, or 0: steps down from hi, then bisects.
+
+    Only points with f > delta are ever returned, so the result is certified even where
+    f (a tilted lower bound, weak far below its tilt point) is not monotone.
+    """
+    if f(0.0) <= delta and f(min(hi, 1.0)) <= delta and hi <= 1.0:
+        return 0.0
+    step, lo = 1e-9 * max(1.0, hi), hi
+    while lo > 0.0 and f(lo) <= delta:
+        lo = max(lo - step, 0.0)
+        step *= 2
+    if lo <= 0.0:
+        return 0.0
+    return _narrow(f, delta, lo, hi)[0]
+
+
+def epsilon_bracket_one(cg, delta):
+    """Certified bracket for eps_{P/Q}(delta) of one composed direction.
+
+    upper: delta_upper(upper) <= delta, so the tight eps is <= upper;
+    lower: delta_lower(lower) > delta (or lower = 0), so the tight eps is >= lower.
+    The search runs on the fast reads; both ends are then confirmed by direct evaluation.
+    """
+    delta = v.probability("delta", delta)
+    top = F.top_loss(cg)
+    ladder = _ladder(cg, delta)
+    e_up, c_up = min((_bisect(lambda x: F.delta_upper(cg, x, c, fast=True), delta, top)[1], c) for c in ladder)
+    if math.isfinite(e_up):
+        e_up = _certify(lambda x: F.delta_upper(cg, x, c_up), e_up, delta, False, top)
+    hi = e_up if math.isfinite(e_up) else top
+    e_low, c_low = max((_lower_end(lambda x: F.delta_lower(cg, x, c, fast=True), delta, hi), c) for c in ladder)
+    e_low = _certify(lambda x: F.delta_lower(cg, x, c_low), e_low, delta, True, top)
+    if math.isinf(e_up) and F.delta_lower(cg, top, c_low) > delta:
+        e_low = math.inf  # delta_lower stays above delta for good: no finite eps
+    return Bracket(e_low, e_up)
+
+
+def _single(components):
+    return components[0][0] if len(components) == 1 and components[0][1] == 1 else None
+
+
+def _exact_eps(pld, delta):
+    """Bracket around the exact eps_{P/Q}(delta), each side confirmed by evaluation."""
+    e = epsilon_for_delta(pld, delta)
+    if not math.isfinite(e) or e == 0.0:
+        return Bracket(e, e)
+    pad = 1e-12 * max(1.0, e)
+    up, lo = e + pad, max(0.0, e - pad)
+    while hockey_stick(pld, up) * (1 - F._REL_MARGIN) > delta:
+        pad *= 2
+        up = e + pad
+    while lo > 0 and hockey_stick(pld, lo) * (1 + F._REL_MARGIN) <= delta:
+        pad *= 2
+        lo = max(0.0, e - pad)
+    return Bracket(lo, up)
+
+
+def _same(pq, qp):
+    """True when both directions are the same PLDs (symmetric pairs): compose once."""
+    return len(pq) == len(qp) and all(
+        c1 == c2 and (a is b or (a.inf_mass == b.inf_mass and np.array_equal(a.losses, b.losses)
+                                 and np.array_equal(a.probs, b.probs)))
+        for (a, c1), (b, c2) in zip(pq, qp))
+
+
+def _all_infinite(components):
+    """A round whose PLD has no finite atom makes the composed loss +inf surely: delta = 1."""
+    return any(p.losses.size == 0 for p, _ in components)
+
+
+def _loose(br):
+    return not br.upper <= 1.01 * br.lower
+
+
+def _cap_eps(br, components, delta):
+    """Tighten a loose bracket with the grid-free bounds of :mod:`shuffle_lib._extreme` (tiny delta)."""
+    if not _loose(br):
+        return br
+    lo = max(br.lower, X.top_atom_eps(components, delta))
+    return Bracket(lo, min(br.upper, max(X.chernoff_eps(components, delta), lo)))
+
+
+def _cap_delta(br, components, eps):
+    if not _loose(br):
+        return br
+    lo = max(br.lower, X.top_atom_delta(components, eps))
+    return Bracket(lo, min(br.upper, max(X.chernoff_delta(components, eps), lo)))
+
+
+def _both(a, b):
+    return Bracket(max(a.lower, b.lower), max(a.upper, b.upper))
+
+
+def delta_bracket(plds_pq, plds_qp, eps, accuracy=DEFAULT_ACCURACY, rtol=None, **kw):
+    """Certified brackets for the tight delta(eps) of a composition, one per eps.
+
+    ``plds_pq``, ``plds_qp``: a PLD or [(pld, count), ...] per direction.  One round
+    is exact (up to a 1e-12 relative margin).  ``rtol``: refine the grid until each
+    bracket with upper >= 1e-10 is this tight relative to its upper end (default 1 %
+    for K <= 100 rounds, 5 % above), within ``max_points``.  Keywords go to :func:`compose`.
+    """
+    eps = v.reals("eps", eps, lo=0.0)
+    accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+    pq, qp = check_components(plds_pq), check_components(plds_qp)
+    if _single(pq) is not None and _single(qp) is not None:
+        m = F._REL_MARGIN
+        return [Bracket(max(0.0, d * (1 - m)), min(1.0, d * (1 + m)))
+                for d in (max(hockey_stick(pq[0][0], e), hockey_stick(qp[0][0], e)) for e in eps)]
+    if _all_infinite(pq) or _all_infinite(qp):
+        return [Bracket(1.0, 1.0) for _ in eps]
+    K = sum(c for _, c in pq)
+    rtol = (0.01 if K <= 100 else 0.05) if rtol is None else v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
+    e0 = float(min(eps))
+    lam_pq, lam_qp = _lam_for_eps(pq, e0), _lam_for_eps(qp, e0)
+    while True:
+        a = compose(pq, accuracy=accuracy, lam=lam_pq, **kw)
+        b = a if _same(pq, qp) else compose(qp, accuracy=accuracy, lam=lam_qp, **kw)
+        pairs = [(delta_bracket_one(a, e), delta_bracket_one(b, e)) for e in eps]
+        out = [_both(x, y) for x, y in pairs]
+        loose = any(r.upper >= 1e-10 and r.upper - r.lower > rtol * r.upper for r in out)
+        at_cap = max(a.h, b.h) > 1.01 * _step_for(accuracy, K)
+        if not loose or at_cap or kw.get("h") is not None or accuracy < 1e-7:
+            return [_both(_cap_delta(x, pq, e), _cap_delta(y, qp, e)) for (x, y), e in zip(pairs, eps)]
+        accuracy /= 4
+
+
+def epsilon_bracket(plds_pq, plds_qp, delta, **kw):
+    """Certified brackets for the tight eps(delta) of a composition, one per delta."""
+    delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    if "accuracy" in kw:
+        v.real("accuracy", kw["accuracy"], 0.0, 1.0, lo_open=True)
+    pq, qp = check_components(plds_pq), check_components(plds_qp)
+    if _single(pq) is not None and _single(qp) is not None:
+        return [_both(_exact_eps(pq[0][0], d), _exact_eps(qp[0][0], d)) for d in delta]
+    if _all_infinite(pq) or _all_infinite(qp):
+        return [Bracket(math.inf, math.inf) for _ in delta]
+    d0 = float(max(delta))
+    # the tilt that suits eps(d0): first from the RDP guess, then from the bracket it gives
+    lams = (_lam_for_eps(pq, 0.8 * _eps_rdp(pq, d0)), _lam_for_eps(qp, 0.8 * _eps_rdp(qp, d0)))
+    for attempt in range(2):
+        a = compose(pq, lam=lams[0], **kw)
+        b = a if _same(pq, qp) else compose(qp, lam=lams[1], **kw)
+        x, y = epsilon_bracket_one(a, d0), epsilon_bracket_one(b, d0)
+        guess = [r.lower if r.lower > 0 else r.upper for r in (x, y)]
+        new = tuple(_lam_for_eps(c, e) if math.isfinite(e) else lam
+                    for c, e, lam in zip((pq, qp), guess, lams))
+        if all(abs(n - o) <= 0.25 * max(o, 0.1) for n, o in zip(new, lams)):
+            break
+        lams = new
+    return [_both(_cap_eps(epsilon_bracket_one(a, d), pq, d), _cap_eps(epsilon_bracket_one(b, d), qp, d))
+            for d in delta]

@@ -1,0 +1,145 @@
+"""The mechanism registry: each mechanism declared once, as data, and read by everything else.
+
+A :class:`Mechanism` names its parameters (:class:`Param`: type, allowed range, which direction is
+more private, help text), its source (seed and equation) and one ``build(**params)`` returning a
+:data:`~shuffle_lib.core.types.Model`.  The command line (:mod:`shuffle_lib.cli`), the evaluation
+of brackets (:mod:`shuffle_lib.core.evaluate`), calibration, the Renyi route and the atlas chapter
+are generated from these declarations; a mechanism module never parses arguments itself.
+
+The mechanism modules register on import (``register(Mechanism(...))``); :func:`names` and
+:func:`get` import the mechanism layer first, so the registry is complete whoever asks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.types import Bracket, Model
+
+Direction = Literal["up", "down"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a mechanism.
+
+    ``kind`` is ``int``, ``float`` or ``str``; ``lo``/``hi`` (with ``lo_open``/``hi_open``) the
+    allowed range of a number, ``choices`` that of a string.  ``more_private`` marks a privacy
+    setting that ``calibrate`` may solve for: ``"up"`` if larger values are more private (n,
+    gamma), ``"down"`` if smaller ones are (eps0).  ``parse`` converts command-line text when
+    the value is not a plain number (e.g. bitflip's ``--m worst``).  ``default`` ``None`` means
+    required.
+    """
+
+    name: str
+    kind: type
+    help: str
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+    choices: tuple[str, ...] | None = None
+    default: Any = None
+    more_private: Direction | None = None
+    parse: Callable[[str], Any] | None = None
+
+    @property
+    def option(self) -> str:
+        """The command-line spelling: ``--n-x0`` for ``n_x0``."""
+        return "--" + self.name.replace("_", "-")
+
+    def check(self, value: Any) -> Any:
+        """The value, validated against the declared range (ValueError naming the option)."""
+        if self.choices is not None:
+            if value not in self.choices:
+                raise ValueError(f"{self.option} must be one of {', '.join(self.choices)}, got {value!r}.")
+            return value
+        lo = -math.inf if self.lo is None else self.lo
+        hi = math.inf if self.hi is None else self.hi
+        if self.kind is int:
+            return v.integer(self.name, value, lo=lo, hi=hi)
+        if self.kind is float:
+            return v.real(self.name, value, lo, hi, lo_open=self.lo_open, hi_open=self.hi_open)
+        return value
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """A mechanism's one declaration.
+
+    ``build(**params) -> Model`` receives every declared parameter (validated) plus, when the
+    mechanism asks for them in ``uses``, the run's ``compositions`` and ``accuracy``.  ``rdp``
+    (optional) is the mechanism's own certified Renyi method ``rdp(params, orders) -> [Bracket]``;
+    without it the generic route divides the PLDs of the build.  ``calibration_range`` (optional)
+    narrows the search range of a solved parameter given the fixed ones (e.g. n > n_x0);
+    it returns None for a parameter it does not narrow.
+    ``example`` holds a small valid setting (used by the contract tests and the atlas).
+    """
+
+    name: str
+    summary: str
+    source: str
+    params: tuple[Param, ...]
+    build: Callable[..., Model]
+    example: dict = field(default_factory=dict)
+    uses: tuple[str, ...] = ()
+    rdp: Callable[[dict, Sequence[float]], list[Bracket]] | None = None
+    calibration_range: Callable[[str, dict], tuple[float, float] | None] | None = None
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise ValueError(f"mechanism {self.name} has no parameter --{name.replace('_', '-')}.")
+
+    @property
+    def privacy_settings(self) -> tuple[str, ...]:
+        """The parameters ``calibrate`` may solve for."""
+        return tuple(p.name for p in self.params if p.more_private is not None)
+
+    def checked(self, values: dict) -> dict:
+        """Every declared parameter validated (defaults filled in), in declaration order."""
+        out = {}
+        for p in self.params:
+            value = values.get(p.name, p.default)
+            if value is None:
+                raise ValueError(f"mechanism {self.name} needs {p.option}.")
+            out[p.name] = p.check(value)
+        unknown = set(values) - {p.name for p in self.params}
+        if unknown:
+            raise ValueError(f"mechanism {self.name} has no parameter {sorted(unknown)[0]!r}.")
+        return out
+
+
+REGISTRY: dict[str, Mechanism] = {}
+
+
+def register(mech: Mechanism) -> Mechanism:
+    """Add a declaration (once per name)."""
+    if mech.name in REGISTRY and REGISTRY[mech.name] is not mech:
+        raise ValueError(f"mechanism {mech.name!r} is declared twice.")
+    REGISTRY[mech.name] = mech
+    return mech
+
+
+def _load() -> None:
+    importlib.import_module("shuffle_lib.mechanisms")
+
+
+def names() -> list[str]:
+    """Every registered mechanism, in declaration order."""
+    _load()
+    return list(REGISTRY)
+
+
+def get(name: str) -> Mechanism:
+    """The declaration of ``name`` (ValueError listing the known names)."""
+    _load()
+    if name not in REGISTRY:
+        raise ValueError(f"mechanism must be one of {', '.join(REGISTRY)}, got {name!r}.")
+    return REGISTRY[name]

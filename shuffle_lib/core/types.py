@@ -1,0 +1,71 @@
+"""The small set of value types every layer shares.
+
+* :class:`Bracket` -- a certified interval ``(lower, upper)`` around a tight DP parameter: the
+  exact value lies in it.  Every accountant in the package returns brackets.
+* :class:`PairModel`, :class:`WorstCase`, :class:`DirectModel` -- what a mechanism's declared
+  build returns (:mod:`shuffle_lib.core.registry`), read by :mod:`shuffle_lib.core.evaluate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from shuffle_lib.core.pld import PLD
+
+
+class Bracket(tuple):
+    """A certified interval (lower, upper) for a tight DP parameter."""
+
+    def __new__(cls, lower, upper):
+        return super().__new__(cls, (float(lower), float(upper)))
+
+    lower = property(lambda self: self[0])
+    upper = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"Bracket(lower={self[0]!r}, upper={self[1]!r})"
+
+
+# ---- what a mechanism's build returns (read by core.evaluate) ----
+
+@dataclass(frozen=True)
+class PairModel:
+    """A dominating pair given by its privacy loss distributions in both directions.
+
+    ``pq`` is the PLD of P w.r.t. Q and ``qp`` that of Q w.r.t. P; their hockey-stick values are
+    >= the mechanism's (the upper end).  When the PLDs are not exact, ``pq_lower``/``qp_lower`` are
+    dominated ones (the lower end).  ``tail_cut`` bounds the mass per round that a build moved to
+    +inf (binomial tails): K rounds then overstate delta by at most K * tail_cut, which the lower
+    end takes off.  ``max_loss`` says that mass at +inf is such a cut of atoms whose loss is at
+    most ``max_loss`` (the Renyi route can then bound it).  ``info`` goes into the JSON params.
+    """
+
+    pq: PLD
+    qp: PLD
+    pq_lower: PLD | None = None
+    qp_lower: PLD | None = None
+    tail_cut: float = 0.0
+    max_loss: float | None = None
+    info: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WorstCase:
+    """Several dominating pairs; the mechanism's guarantee is the worst, the max over them."""
+
+    pairs: tuple[PairModel, ...]
+    info: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DirectModel:
+    """A mechanism with its own certified method for the build's number of rounds:
+    ``delta(eps_list) -> [Bracket]`` and ``epsilon(delta_list) -> [Bracket]``."""
+
+    delta: Callable[[Sequence[float]], list[Bracket]]
+    epsilon: Callable[[Sequence[float]], list[Bracket]]
+    info: dict = field(default_factory=dict)
+
+
+Model = PairModel | WorstCase | DirectModel   # noqa: E305

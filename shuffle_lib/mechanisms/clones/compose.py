@@ -1,0 +1,127 @@
+"""Compositions of clones-pair shufflers: certified brackets through the Fourier accountant.
+
+Non-adaptive rounds (seed 000 Thm 6) and adaptive ones (seed 001 Cor. 3: the product of
+dominating pairs dominates the adaptive composition, Zhu et al. 2021 Thm 10) have the same
+bound; heterogeneous rounds (n and eps0 varying, seed 001 Sec. 3) compose different PLDs.
+Re-exported as ``clones.delta_bracket`` and ``clones.epsilon_bracket``; declares ``ldp-shuffle``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from shuffle_lib.core import evaluate
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.fourier import DEFAULT_ACCURACY, compose, delta_bracket_one, epsilon_bracket_one
+from shuffle_lib.core.registry import Mechanism, Param, register
+from shuffle_lib.core.types import Bracket, DirectModel
+from shuffle_lib.mechanisms.clones.pairs import PAIRS, EPS0_PARAM, N_PARAM, delta_bracket_single, epsilon_bracket_single
+from shuffle_lib.mechanisms.clones.pld import clone_pld, clone_pld_binned, clone_pld_grid
+from shuffle_lib.mechanisms.clones.renyi import clone_rdp
+
+EXACT_MAX_ATOMS = 10_000_000   # above this a round's PLD is binned onto a grid (upper and lower PLDs)
+
+
+def _bounding_plds(n, eps0, pair, k, accuracy):
+    """(PLD for the upper side, PLD for the lower side, route) of one round.
+
+    Exact atoms with the dropped mass (<= 1e-17) as a top atom if at most ``EXACT_MAX_ATOMS``
+    (one PLD serves both sides, see :mod:`shuffle_lib.mechanisms.clones.pld`); else the exact atoms
+    rounded up and down onto a grid of step accuracy / (4 k), binned in chunks (O(#atoms)); beyond
+    4e8 atoms the grid built from binomial tails (O(#s x #bins)).
+    """
+    try:
+        pl = clone_pld(n, eps0, pair, 1e-18, "top", EXACT_MAX_ATOMS)[0]
+        return pl, pl, "exact"
+    except ValueError as err:
+        if "max_atoms" not in str(err):
+            raise
+    h = accuracy / (4.0 * k)
+    try:
+        return (*clone_pld_binned(n, eps0, h, pair), "binned")
+    except ValueError as err:
+        if "max_atoms" not in str(err):
+            raise
+    return clone_pld_grid(n, eps0, h, "upper", pair)[0], clone_pld_grid(n, eps0, h, "lower", pair)[0], "grid"
+
+
+def _composed(rounds, pair, accuracy):
+    """rounds: [(n, eps0, count), ...] -> (composed upper side, composed lower side, routes)."""
+    if not rounds:
+        raise ValueError("rounds must hold at least one (n, eps0, count) triple.")
+    total = sum(v.integer("count", c, lo=1, hi=10 ** 7) for _, _, c in rounds)
+    up, low, routes = [], [], []
+    for n, eps0, c in rounds:
+        u, lo, route = _bounding_plds(n, eps0, pair, total, accuracy)
+        up.append((u, c))
+        low.append((lo, c))
+        routes.append(route)
+    cu = compose(up, accuracy=accuracy)
+    same = all(x[0] is y[0] for x, y in zip(up, low))
+    return cu, (cu if same else compose(low, accuracy=accuracy)), routes
+
+
+def clone_model(n: int, eps0: float, compositions: int = 1, pair: str = "fmt21", accuracy: float = DEFAULT_ACCURACY,
+                rounds: Sequence[tuple[int, float, int]] | None = None) -> DirectModel:
+    """The certified method for ``compositions`` rounds of an eps0-LDP shuffler (seed 000 Thm 6,
+    seed 001 Cor. 3: adaptive rounds too).
+
+    One round: :func:`delta_bracket_single` / :func:`epsilon_bracket_single` (exact to ~1e-12, any n).
+    Several: the Fourier accountant on the PLDs of :func:`_bounding_plds` (both directions share one
+    PLD), composed once.  ``rounds=[(n, eps0, count), ...]`` gives a heterogeneous composition.
+    """
+    if rounds is None:
+        k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+        if k == 1:
+            return DirectModel(lambda eps: [delta_bracket_single(n, eps0, e, pair) for e in eps],
+                               lambda delta: [epsilon_bracket_single(n, eps0, d, pair) for d in delta],
+                               info={"single_round": True})
+        rounds = [(n, eps0, k)]
+    cu, cl, routes = _composed(rounds, pair, accuracy)
+    info = {"route": routes[0] if len(set(routes)) == 1 else routes}
+    if any(r != "exact" for r in routes):
+        info["grid"] = True
+    return DirectModel(
+        lambda eps: [Bracket(delta_bracket_one(cl, e).lower, delta_bracket_one(cu, e).upper) for e in eps],
+        lambda delta: [Bracket(epsilon_bracket_one(cl, d).lower, epsilon_bracket_one(cu, d).upper) for d in delta],
+        info=info)
+
+
+def delta_bracket(n: int, eps0: float, eps: Sequence[float] | float, compositions: int = 1, pair: str = "fmt21",
+                  accuracy: float = DEFAULT_ACCURACY, rounds=None) -> list[Bracket]:
+    """Certified Brackets for delta(eps) of `compositions` rounds (adaptive: seed 001 Cor. 3);
+    :func:`clone_model` through :func:`shuffle_lib.core.evaluate.delta_brackets`."""
+    eps = np.atleast_1d(eps)
+    v.reals("eps", eps, lo=0.0)
+    return evaluate.delta_brackets(clone_model(n, eps0, compositions, pair, accuracy, rounds), eps)
+
+
+def epsilon_bracket(n: int, eps0: float, delta: Sequence[float] | float, compositions: int = 1, pair: str = "fmt21",
+                    accuracy: float = DEFAULT_ACCURACY, rounds=None) -> list[Bracket]:
+    """Certified Brackets for eps(delta) of `compositions` rounds; see :func:`delta_bracket`."""
+    delta = np.atleast_1d(delta)
+    v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    return evaluate.epsilon_brackets(clone_model(n, eps0, compositions, pair, accuracy, rounds), delta)
+
+
+def _rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
+    """The clones pair's own certified Renyi bracket (seed 003 eq. 2 on the pair; ``koskela``: the
+    generic route would need its +inf mass, so it is refused there as well)."""
+    return clone_rdp(params["n"], params["eps0"], orders, pair=params["pair"])
+
+
+register(Mechanism(
+    name="ldp-shuffle",
+    summary="general eps0-LDP randomiser, shuffled (clones pair; --n --eps0 [--pair])",
+    source="seed 000 Sec. 5 (eq. 5.1-5.2, Thm 6); seed 001 eq. 3.1, Cor. 3; Feldman et al. 2021 Thm 3.2",
+    params=(N_PARAM, EPS0_PARAM,
+            Param("pair", str, "dominating pair (default fmt21: valid for every eps0-LDP randomiser)",
+                  choices=tuple(sorted(PAIRS)), default="fmt21")),
+    build=lambda n, eps0, pair, compositions=1, accuracy=DEFAULT_ACCURACY:
+        clone_model(n, eps0, compositions, pair, accuracy),
+    uses=("compositions", "accuracy"),
+    rdp=_rdp,
+    example={"n": 100, "eps0": 1.0},
+))

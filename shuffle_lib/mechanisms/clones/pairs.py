@@ -1,0 +1,286 @@
+"""General eps0-LDP shufflers: the Feldman-McMillan-Talwar "clones" dominating pairs.
+
+Every pair here has the form (seed 000 eq. 5.1-5.2; seed 001 eq. 3.1)
+
+    C ~ Bin(n-1, p_clone),  A ~ Bin(C, 1/2),  Delta ~ Bern(q),  q = e^eps0 / (e^eps0 + 1),
+
+and differs in the clone probability and in what the differing user adds:
+
+* ``"fmt21"`` (default): P = (A+Delta, C-A+1-Delta), Q = (A+1-Delta, C-A+Delta),
+  p_clone = e^-eps0.  Feldman et al. (2021, Thm 3.2), the pair of seed 001 eq. 3.1.
+  Valid for *every* eps0-LDP randomiser, substitution neighbours, adaptive
+  randomisers included: R(x) = p/2 R(x0) + p/2 R(x1) + (1-p) LO(x) holds with
+  p = e^-eps0 because R(x) >= e^-eps0 R(x') pointwise, and R(x0), R(x1) are the
+  binary-RR post-processing q U0 + (1-q) U1, (1-q) U0 + q U1.
+* ``"stronger"``: the same shape with p_clone = 2/(e^eps0 + 1) (Feldman et al. 2023).
+  The proof needs R(x) >= (R(x0) + R(x1)) / (e^eps0 + 1) pointwise for all x, x0, x1
+  (true for binary and k-ary randomised response, false for general randomisers;
+  the erratum's restriction).  Opt-in only.
+* ``"koskela"``: seed 000 eq. 5.1 as printed, P = (A+Delta, C-A), Q = (A, C-A+Delta),
+  p_clone = e^-eps0.  No derivation is given in the seed; it is looser than "fmt21"
+  (its delta is larger in every case we computed, and at n = 1 it is not even eps0-DP).
+
+In every pair the total count S = a+b has the same law under P and Q and, given S = s,
+P_s(a) = N_s(a) (2 al a + 2 be (s-a) + ga s)/s and Q_s(a) = P_s(s-a), with
+N_s = Bin(s, 1/2) (Lemmas B.1-B.3 of seed 000 rewritten).  The loss is increasing in
+a for fixed s, so delta(eps) = sum_s P(S=s) delta_s(eps) needs only binomial tails per
+s: this module's exact and fast route.  Both directions have the same PLD (a -> s-a).
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import binom
+
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.binomial import tail_range
+from shuffle_lib.core.registry import Param
+from shuffle_lib.core.types import Bracket
+
+
+@dataclass(frozen=True)
+class Pair:
+    name: str
+    full: bool          # True: the differing user always adds one count (a+b = C+1)
+    validity: str
+    source: str
+
+
+PAIRS = {
+    "fmt21": Pair("fmt21", True, "every eps0-LDP randomiser, substitution neighbours, adaptive",
+                  "Feldman et al. 2021 Thm 3.2; seed 001 eq. 3.1"),
+    "stronger": Pair("stronger", True, "randomisers with R(x) >= (R(x0)+R(x1))/(e^eps0+1) for all x, x0, x1 "
+                     "(binary and k-ary RR)", "Feldman et al. 2023 (stronger clones, with erratum)"),
+    "koskela": Pair("koskela", False, "as printed in seed 000 eq. 5.1 (looser than fmt21; not eps0-DP at n=1)",
+                    "seed 000 eq. 5.1-5.2"),
+}
+MAX_N = 10 ** 9
+
+# the parameters every clones-pair shuffler declares (shuffle_lib.core.registry)
+N_PARAM = Param("n", int, "number of users, the differing one included", lo=1, hi=MAX_N, more_private="up")
+EPS0_PARAM = Param("eps0", float, "LDP parameter of the local randomiser, in (0, 30]", lo=0.0, hi=30.0, lo_open=True,
+                   more_private="down")
+
+
+def check_params(n, eps0, pair):
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
+    if pair not in PAIRS:
+        raise ValueError(f"pair must be one of {sorted(PAIRS)}, got pair={pair!r}.")
+    return n, eps0, PAIRS[pair]
+
+
+def clone_probability(eps0, pair="fmt21"):
+    """p_clone: e^-eps0 (fmt21, koskela; seed 000 eq. 5.2) or 2/(e^eps0+1) (stronger)."""
+    eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
+    return 2.0 / (math.exp(eps0) + 1.0) if pair == "stronger" else math.exp(-eps0)
+
+
+def report_probability(eps0):
+    return 1.0 / (1.0 + math.exp(-eps0))
+
+
+def shared_weights(n, eps0, pr, s):
+    """P(S=s) and the weights (al, be, ga) of the conditional pair at S = s (arrays).
+
+    Binomial masses come from scipy's binom.pmf: binom.logpmf and gammaln sums lose ~1e-8
+    relative at n = 1e7 (~2e-7 at 1e8) to cancellation in gammaln(n+1).
+    """
+    p = clone_probability(eps0, pr.name)
+    q = report_probability(eps0)
+    s = np.asarray(s, dtype=np.int64)
+    c1 = binom.pmf(s - 1, n - 1, p)          # P(C = s-1)
+    if pr.full:
+        one = np.ones(s.shape)
+        return c1, q * one, (1 - q) * one, 0.0 * one
+    ps = q * c1 + (1 - q) * binom.pmf(s, n - 1, p)
+    # P(Delta = 1 | S = s) from P(C=s)/P(C=s-1) = (n-s)/s p/(1-p) (seed 000 eq. B.6): no underflow
+    with np.errstate(divide="ignore"):
+        odds = (1 - q) / q * (n - s) / np.maximum(s, 1) * p / (1 - p)
+    w = np.where(s == 0, 0.0, 1.0 / (1.0 + odds))
+    return ps, w, 0.0 * w, 1.0 - w
+
+
+def loss(s, a, al, be, ga):
+    """log P_s(a)/Q_s(a) = log((2 al a + 2 be (s-a) + ga s) / (2 al (s-a) + 2 be a + ga s)).
+
+    Seed 000 Lemma 12 / eq. 5.5 (koskela: al = w, be = 0, ga = 1-w) and its fmt21 analogue
+    (al = q, be = 1-q, ga = 0); +inf where the denominator vanishes.
+    """
+    s, a = np.asarray(s, float), np.asarray(a, float)
+    num = 2 * al * a + 2 * be * (s - a) + ga * s
+    den = 2 * al * (s - a) + 2 * be * a + ga * s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(s == 0, 0.0, np.log(num) - np.log(den))
+
+
+def conditional_tails(s, k, al, be, ga):
+    """sum_{a >= k} P_s(a) and sum_{a >= k} Q_s(a), via Bin(s-1,1/2) and Bin(s,1/2) tails."""
+    f0 = binom.sf(k - 1, s - 1, 0.5)                    # P(Bin(s-1) >= k)
+    f1 = f0 + binom.pmf(k - 1, s - 1, 0.5)              # P(1 + Bin(s-1) >= k)
+    fn = binom.sf(k - 1, s, 0.5) if np.any(ga) else 0.0  # P(Bin(s) >= k)
+    f1 = np.where(s == 0, (k <= 0) * 1.0, f1)
+    f0 = np.where(s == 0, (k <= 0) * 1.0, f0)
+    return al * f1 + be * f0 + ga * fn, al * f0 + be * f1 + ga * fn
+
+
+def loss_threshold(s, al, be, ga, eps):
+    """Smallest a with loss > eps (the loss is increasing in a since al > be)."""
+    e = math.exp(eps)
+    gap = al - be
+    flat = gap <= 0                      # s = 0 of the koskela pair: P_0 = Q_0, loss 0
+    x = s * (e * (2 * al + ga) - 2 * be - ga) / (2 * np.where(flat, 1.0, gap) * (1 + e))
+    x = np.where(flat, np.where(eps < 0, -1.0, s + 1.0), x)
+    return np.clip(np.floor(x) + 1, 0, s + 1).astype(np.int64)
+
+
+def s_range(n, eps0, pr, tau):
+    """Range of S kept (Chernoff range of C at tail tau, widened by 1); the exact mass left out."""
+    p = clone_probability(eps0, pr.name)
+    lo, hi = (int(x[0]) for x in tail_range(n - 1, p, tau))
+    lo, hi = max(lo - 1, 0), min(hi + 1, n - 1)
+    if pr.full:  # S = C + 1
+        out = binom.cdf(lo - 1, n - 1, p) + binom.sf(hi, n - 1, p)
+        return lo + 1, hi + 1, float(out)
+    q = report_probability(eps0)  # S = C + Delta, keep s in [lo, hi + 1]
+    out = q * (binom.cdf(lo - 2, n - 1, p) + binom.sf(hi, n - 1, p)) + \
+        (1 - q) * (binom.cdf(lo - 1, n - 1, p) + binom.sf(hi + 1, n - 1, p))
+    return lo, hi + 1, float(out)
+
+
+def delta_inf(n, eps0, pair="fmt21"):
+    """delta_{P/Q}(inf) = P-mass where Q = 0, in closed form.
+
+    koskela: P(A + Delta = n) = q (p/2)^(n-1) = (1/2)^(n-1) e^{-(n-2) eps0}/(e^eps0+1) (seed 000,
+    after eq. 5.9); fmt21 and stronger: 0 (every outcome has Q > 0 since 1-q > 0).
+    """
+    n, eps0, pr = check_params(n, eps0, pair)
+    if pr.full:
+        return 0.0
+    return math.exp(math.log(report_probability(eps0)) + (n - 1) * (math.log(clone_probability(eps0, pair)) - math.log(2)))
+
+
+def prepare(n, eps0, pr, tau):
+    s_lo, s_hi, out = s_range(n, eps0, pr, tau)
+    s = np.arange(s_lo, s_hi + 1)
+    ps, al, be, ga = shared_weights(n, eps0, pr, s)
+    return s, ps, al, be, ga, out
+
+
+def bracket_at(prep, eps, slope=False):
+    """Certified (lower, upper) of delta(eps) from prepared arrays (see delta_bracket_single).
+
+    slope=True also returns the central value and d delta / d eps = -e^eps sum_s P(S=s)
+    T^Q_s(a*_s) (the boundary terms vanish), for the Newton steps of epsilon_bracket_single.
+    """
+    s, ps, al, be, ga, out = prep
+    k = loss_threshold(s, al, be, ga, eps)
+    tp, tq = conditional_tails(s, k, al, be, ga)
+    e = math.exp(eps)
+    val = math.fsum(ps * np.maximum(tp - e * tq, 0.0))
+    mq = math.fsum(ps * tq)
+    err = 1e-12 * (math.fsum(ps * tp) + e * mq) + s.size * 1e-307
+    lo, hi = max(0.0, val - err), min(1.0, val + err + out)
+    return (lo, hi, val, -e * mq) if slope else (lo, hi)
+
+
+def delta_bracket_single(n, eps0, eps, pair="fmt21", tau=None):
+    """Certified Bracket for the single-round delta(eps) of the pair, O(#s) binomial tails.
+
+    delta = sum_s P(S=s) [T_P(a*_s) - e^eps T_Q(a*_s)] over the kept range of s (a*_s the first
+    a with loss > eps, T the tails of the conditionals); the left-out S-mass (exact binomial
+    tails, <= 2 tau) is added to the upper side; a relative 1e-12 of the summed magnitudes
+    covers rounding.  Both directions coincide.  tau=None: 1e-30, then once more with
+    tau = 1e-12 x (lower end) if the left-out mass dominates the bracket.
+    """
+    n, eps0, pr = check_params(n, eps0, pair)
+    eps = v.real("eps", eps, lo=0.0)
+    t = 1e-30 if tau is None else v.real("tau", tau, 1e-300, 1e-3)
+    lo, hi = bracket_at(prepare(n, eps0, pr, t), eps)
+    if tau is None and hi - lo > 1e-9 * hi:
+        lo, hi = bracket_at(prepare(n, eps0, pr, max(1e-300, 1e-12 * lo)), eps)
+    return Bracket(lo, hi)
+
+
+def epsilon_bracket_single(n, eps0, delta, pair="fmt21", tau=None):
+    """Certified Bracket for the single-round eps(delta); upper = inf if no finite eps works.
+
+    upper: an eps verified to have delta_upper(eps) <= delta; lower: an eps verified to have
+    delta_lower(eps) > delta (or 0).  The root of log delta(eps) = log delta is found by
+    safeguarded Newton steps (the slope is free, see :func:`bracket_at`), then both ends are
+    nudged outwards until verified: about ten evaluations of O(#s) binomial tails.
+    """
+    n, eps0, pr = check_params(n, eps0, pair)
+    delta = v.probability("delta", delta)
+    tau = max(min(1e-30, delta * 1e-12), 1e-300) if tau is None else tau
+    prep = prepare(n, eps0, pr, tau)
+    top = clone_top_loss(n, eps0, pr)
+    cache = {}
+
+    def f(e):
+        if e not in cache:
+            cache[e] = bracket_at(prep, e)
+        return cache[e]
+
+    big = prep[0].size > 20000            # tails at the median are slow: skip the eps = 0 probe
+    if not big and f(0.0)[1] <= delta:
+        return Bracket(0.0, 0.0)
+    if not pr.full and f(top)[0] > delta:   # (koskela) delta below delta(inf): no finite eps
+        return Bracket(top, math.inf)
+    x0 = 0.0
+    if big:                               # a Riemann sum over every k-th s finds a starting point
+        k = prep[0].size // 5000
+        coarse = tuple(a[::k] for a in prep[:5]) + (0.0,)
+        coarse = (coarse[0], coarse[1] * k) + coarse[2:]
+        x0 = _root(coarse, delta, top)[0]
+    x, gap = _root(prep, delta, top, x0)
+    lo, step = x, gap
+    while lo > 0 and f(lo)[0] <= delta:
+        lo, step = max(lo - step, 0.0), 2 * step
+    hi, step = x, gap
+    while hi < top and f(hi)[1] > delta:
+        hi, step = min(hi + step, top), 2 * step
+    return Bracket(lo, hi if f(hi)[1] <= delta else math.inf)
+
+
+def _root(prep, delta, top, x=0.0):
+    """(eps with delta(eps) ~= delta, a first nudge): Newton on log delta in a bisection bracket.
+
+    The nudge is 1.5 x (half-width of the certified delta bracket) / |slope| + 1e-13 eps.
+    """
+    a, b, target = 0.0, top, math.log(delta)
+    for _ in range(200):
+        lo, hi, val, d = bracket_at(prep, x, slope=True)
+        gap = 1.5 * max(hi - val, val - lo) / max(-d, 1e-300) + 1e-13 * max(x, 1e-6)
+        a, b = (x, b) if val > delta else (a, x)
+        nxt = x - (math.log(val) - target) * val / d if val > 0 and d < 0 else 0.5 * (a + b)
+        if not a < nxt < b:
+            nxt = 0.5 * (a + b)
+        if abs(nxt - x) <= 1e-12 * max(x, 1e-6) or b - a <= 1e-14 * max(b, 1e-6):
+            return nxt, min(gap, top)
+        x = nxt
+    return 0.5 * (a + b), 1e-12 * top
+
+
+def clone_top_loss(n, eps0, pr):
+    """An eps above every finite loss: eps0 for the full pairs, the loss at (n-1, 0) otherwise."""
+    if pr.full:
+        return eps0
+    # koskela: the loss log(2 w/(1-w)) at a = s = n-1, w from the odds in shared_weights
+    p = clone_probability(eps0, pr.name)
+    return math.log(2 * max(n - 1, 1) * math.exp(eps0) * (1 - p) / p) * (1 + 1e-12) + 1e-12
+
+
+def decomposition_holds(R, eps0, pair="fmt21", tol=1e-12):
+    """Does R(x) >= p_clone/2 (R(x0) + R(x1)) hold for all rows x and all x0 != x1 of the matrix R?
+
+    The clone decomposition behind each pair (p_clone = e^-eps0: fmt21, koskela; 2/(e^eps0+1):
+    stronger).  R[x, y] = P(R(x) = y); rows must be eps0-LDP.
+    """
+    R = np.asarray(R, dtype=float)
+    p = clone_probability(eps0, pair)
+    mix = 0.5 * (R[:, None, :] + R[None, :, :])
+    ok = R[:, None, None, :] >= p * mix[None, :, :, :] - tol
+    ok |= np.eye(R.shape[0], dtype=bool)[None, :, :, None]   # x0 = x1: no differing pair
+    return bool(np.all(ok))

@@ -1,0 +1,116 @@
+"""The subsampled shuffler (seed 001 Sec. 3.4; Girgis et al. 2021): each round, a uniformly
+random subset of m of the n users reports through an eps0-LDP randomiser and is shuffled.
+
+A dominating pair, derived here by extending the clones coupling (seed 001 uses Zhu et al.
+2021, Prop. 30 instead; its symbols were lost in extraction).  With gamma = m/n, if the
+differing user u is outside the subset (probability 1 - gamma), couple the subset with one
+where a random member v is swapped for u: the other m-1 members are then the same uniform
+(m-1)-subset in both cases, and only the "slot" of u / v differs.  Under the clone
+decomposition the slot reports U0 / U1 with probabilities (q, 1-q) for x0, (1-q, q) for x1,
+and (p/2, p/2) plus "something else" with probability 1-p when v fills it.  So with
+(P, Q) the fmt21 pair for m users (clone counts over the m-1 others),
+
+    P_sub = gamma P + (1-gamma) p (P + Q)/2 + (1-gamma)(1-p) L,
+    Q_sub = gamma Q + (1-gamma) p (P + Q)/2 + (1-gamma)(1-p) L,
+
+L a law on outcomes flagged "slot was something else", the same under both (loss 0).  On
+the count space this is the fmt21 shape with weights al = b q + b' (1-q), be = b (1-q) + b' q,
+b = gamma + b', b' = (1-gamma) p / 2, so the binomial-tail machinery of
+:mod:`shuffle_lib.clones` applies unchanged (the loss is still increasing in a for fixed s).
+"""
+
+import math
+
+import numpy as np
+from scipy.stats import binom
+
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.binomial import tail_range
+from shuffle_lib.mechanisms.clones.pairs import Pair, EPS0_PARAM, N_PARAM, bracket_at, s_range, conditional_tails, clone_probability, loss
+from shuffle_lib.core import evaluate
+from shuffle_lib.core.registry import Mechanism, Param, register
+from shuffle_lib.core.types import Bracket, PairModel
+from shuffle_lib.core.pld import pld_from_losses
+
+SUB = Pair("subsampled", True, "every eps0-LDP randomiser, fixed-size subset per round", "this module")
+
+
+def _check(n, m, eps0):
+    n = v.integer("n", n, lo=1, hi=10 ** 9)
+    m = v.integer("m", m, lo=1, hi=n)
+    eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
+    return n, m, eps0
+
+
+def _weights(n, m, eps0):
+    gamma, p = m / n, clone_probability(eps0)
+    q = 1.0 / (1.0 + math.exp(-eps0))
+    b2 = (1 - gamma) * p / 2
+    b1 = gamma + b2
+    return b1 * q + b2 * (1 - q), b1 * (1 - q) + b2 * q, (1 - gamma) * (1 - p)
+
+
+def _prep(n, m, eps0, tau):
+    s_lo, s_hi, out = s_range(m, eps0, SUB, tau)
+    s = np.arange(s_lo, s_hi + 1)
+    al, be, _ = _weights(n, m, eps0)
+    one = np.ones(s.shape)
+    return s, binom.pmf(s - 1, m - 1, clone_probability(eps0)), al * one, be * one, 0.0 * one, out
+
+
+def subsampled_delta(n, m, eps0, eps, tau=1e-30):
+    """Certified Bracket for the single-round delta(eps) of the subsampled shuffler (both directions)."""
+    n, m, eps0 = _check(n, m, eps0)
+    eps = v.real("eps", eps, lo=0.0)
+    return Bracket(*bracket_at(_prep(n, m, eps0, v.real("tau", tau, 1e-300, 1e-3)), eps))
+
+
+def subsampled_pld(n, m, eps0, tau=1e-18):
+    """PLD of the subsampled pair (both directions equal): count-space atoms of the kept range,
+    the loss-0 atom of L, and the dropped mass (<= 2 tau + a tails) as one atom at eps0 (see
+    clone_pld 'top').  Returns (PLD, info)."""
+    n, m, eps0 = _check(n, m, eps0)
+    s, ps, al, be, ga, out = _prep(n, m, eps0, tau)
+    lo, _ = tail_range(np.maximum(s - 1, 0), 0.5, 1e-19)
+    _, hi = tail_range(s, 0.5, 1e-19)
+    lo, hi = np.maximum(lo - 1, 0), np.minimum(hi + 1, s)
+    ss = np.repeat(s, hi - lo + 1)
+    aa = np.concatenate([np.arange(x, y + 1) for x, y in zip(lo, hi)])
+    idx = np.repeat(np.arange(s.size), hi - lo + 1)
+    nn = ps[idx] * binom.pmf(aa, ss, 0.5)
+    P = nn * (2 * al[idx] * aa + 2 * be[idx] * (ss - aa)) / ss
+    keep = P > 0
+    losses = loss(ss[keep], aa[keep], al[idx][keep], be[idx][keep], 0.0)
+    probs = P[keep]
+    w0 = _weights(n, m, eps0)[2]
+    t_lo, _ = conditional_tails(s, lo, al, be, ga)
+    t_hi, _ = conditional_tails(s, hi + 1, al, be, ga)
+    dropped = out + math.fsum(ps * ((al + be) - t_lo + t_hi))
+    if dropped > 1e-17:
+        raise ValueError(f"dropped mass {dropped:.3g} exceeds 1e-17; lower tau.")
+    losses = np.concatenate([losses, [0.0, eps0]])
+    probs = np.concatenate([probs, [w0, dropped]])
+    return pld_from_losses(losses, probs, 0.0), {"atoms": int(probs.size), "dropped": dropped}
+
+
+def subsampled_epsilon(n, m, eps0, delta, compositions=1, accuracy=2e-3):
+    """Certified Brackets for eps(delta) of `compositions` rounds (seed 001 Cor. 3 with this pair)."""
+    return evaluate.epsilon_brackets(subsampled_model(n, m, eps0), delta, compositions, accuracy=accuracy)
+
+
+def subsampled_model(n: int, m: int, eps0: float) -> PairModel:
+    """The pair of :func:`subsampled_pld` (one PLD serves both directions)."""
+    pl, info = subsampled_pld(n, m, eps0)
+    return PairModel(pl, pl, info={"atoms": info["atoms"]})
+
+
+register(Mechanism(
+    name="ldp-shuffle-subsampled",
+    summary="eps0-LDP shuffler on a random subset of --subset users per round (--n --eps0 --subset)",
+    source="seed 001 Sec. 3 (subsampled rounds, Cor. 3); this module's pair",
+    params=(N_PARAM, EPS0_PARAM,
+            Param("subset", int, "users sampled per round, 1 <= subset <= n", lo=1, hi=10 ** 9)),
+    build=lambda n, eps0, subset: subsampled_model(n, subset, eps0),
+    calibration_range=lambda name, fixed: (fixed["subset"], 10 ** 9) if name == "n" else None,  # n >= subset
+    example={"n": 200, "eps0": 1.0, "subset": 50},
+))

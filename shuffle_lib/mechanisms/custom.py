@@ -1,0 +1,39 @@
+"""Any pair of PMFs the user supplies: ``custom --pmfs FILE`` with FILE a JSON object
+``{"p": [...], "q": [...]}`` on one ordered support.  The exact PLDs of the pair, both directions."""
+
+from __future__ import annotations
+
+import json
+
+from shuffle_lib.core.pld import pld_from_pmfs
+from shuffle_lib.core.registry import Mechanism, Param, register
+from shuffle_lib.core.types import PairModel
+
+
+def load_pmfs(path: str) -> tuple[list, list]:
+    """(p, q) from a JSON file ``{"p": [...], "q": [...]}`` (ValueError naming ``--pmfs`` otherwise)."""
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+    except OSError as e:
+        raise ValueError(f"--pmfs: cannot read {path!r}: {e.strerror}.") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--pmfs: {path!r} is not valid JSON ({e.msg}, line {e.lineno}).") from None
+    if not isinstance(data, dict) or "p" not in data or "q" not in data:
+        raise ValueError(f'--pmfs: {path!r} must hold an object {{"p": [...], "q": [...]}}.')
+    return data["p"], data["q"]
+
+
+def custom_model(pmfs: str) -> PairModel:
+    """The exact pair read from the file ``pmfs``."""
+    p, q = load_pmfs(pmfs)
+    return PairModel(pld_from_pmfs(p, q), pld_from_pmfs(q, p))
+
+
+register(Mechanism(
+    name="custom",
+    summary="two PMFs from a JSON file (--pmfs)",
+    source="any pair (seed 000 Def. 4: the PLD of a pair)",
+    params=(Param("pmfs", str, 'JSON file {"p": [...], "q": [...]} on one ordered support'),),
+    build=custom_model,
+))

@@ -1,0 +1,259 @@
+"""Shuffled bit flipping and clear fake records (seed 004, Secs. 3-5).
+
+Bit flipping: each of n users holds a bit and flips it with probability q
+(p = 1 - q); a shuffler releases the bits, i.e. their sum.  With m ones among the
+n users the sum is A_n(m) ~ Bin(m, p) + Bin(n - m, q) (seed 004 Sec. 3), with
+PMF P_{n,m}(s).  Neighbours differ in one user's bit: with m ones among the
+other n - 1 users, P = law of A_n(m + 1) (the user holds 1), Q = law of A_n(m)
+(holds 0).  Seed 004 defines the privacy ratio pi_n(s; m) = P_{n,m}(s)/P_{n,m+1}(s),
+the probability ratio rho_n(s; m) = P_{n,m}(s)/P_{n,m}(s-1) and
+g(x) = (q + p x)/(p + q x), with pi_n = g o rho_{n-1} (Sec. 3.2).
+
+Clear fake records (seed 004 Sec. 5): n users report their value in [d] in
+clear, m uniform fake records are added, a shuffler releases the histogram.
+The loss depends only on the fake counts (H, H') of the two affected values,
+(H, H') ~ Multinomial(m; 1/d, 1/d): L = log((H + 1)/H'), +inf if H' = 0.
+"""
+
+import math
+
+import numpy as np
+
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.binomial import binom_logpmf, binom_window
+from shuffle_lib.core.pld import PLD, hockey_stick
+from shuffle_lib.core.registry import Mechanism, Param, register
+from shuffle_lib.core.types import PairModel, WorstCase
+
+TAIL = 1e-40   # binomial mass cut from each tail (sent to +inf in certified uppers)
+
+
+def _check(n, m, q, n_lo=0):
+    n = v.integer("n", n, lo=n_lo, hi=10 ** 7)
+    m = v.integer("m", m, lo=0, hi=n)
+    q = v.real("q", q, 0.0, 0.5, lo_open=True)
+    return n, m, q
+
+
+def _binom_piece(N, p, tail):
+    lo, hi = binom_window(N, p, tail)
+    j = np.arange(lo, hi + 1)
+    return lo, np.exp(binom_logpmf(j, N, p))
+
+
+def pmf_A(n, m, q, tail=0.0):
+    """P_{n,m}(s), s = 0..n: PMF of A_n(m) ~ Bin(m, 1-q) + Bin(n-m, q) (seed 004 Sec. 3).
+
+    Direct (positive-term) convolution of the two binomial PMFs, each accurate to
+    ~1e-14 relative (``binom_logpmf``); with ``tail`` > 0 each binomial is first cut
+    to a window outside which its mass is <= tail, so n up to 1e6 costs
+    O(sd(m) sd(n-m)) rather than O(m (n-m)).  Valid for 0 <= m <= n, 0 < q <= 1/2.
+    """
+    n, m, q = _check(n, m, q)
+    tail = v.real("tail", tail, 0.0, 1e-3)
+    a0, a = _binom_piece(m, 1.0 - q, tail)
+    b0, b = _binom_piece(n - m, q, tail)
+    out = np.zeros(n + 1)
+    c = np.convolve(a, b)
+    out[a0 + b0: a0 + b0 + c.size] = c
+    return out
+
+
+def g(x, q):
+    """g(x) = (q + p x)/(p + q x), p = 1 - q (seed 004 Sec. 3.2); pi_n = g(rho_{n-1})."""
+    q = v.real("q", q, 0.0, 0.5, lo_open=True)
+    x = np.asarray(x, dtype=float)
+    return (q + (1.0 - q) * x) / ((1.0 - q) + q * x)
+
+
+def rho(n, m, q):
+    """rho_n(s; m) = P_{n,m}(s)/P_{n,m}(s-1) for s = 1..n (array of length n)."""
+    P = pmf_A(n, m, q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return P[1:] / P[:-1]
+
+
+def pi_ratio(n, m, q):
+    """pi_n(s; m) = P_{n,m}(s)/P_{n,m+1}(s) for s = 0..n, 0 <= m <= n-1 (seed 004 Sec. 3)."""
+    n, m, q = _check(n, m, q, n_lo=1)
+    if m > n - 1:
+        raise ValueError(f"m must be an integer in [0, {n - 1}], got m={m}.")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return pmf_A(n, m, q) / pmf_A(n, m + 1, q)
+
+
+def pair_pmfs(n, m, q, tail=0.0):
+    """(P, Q) on s = 0..n for n users, m ones among the other n-1: P = A_n(m+1), Q = A_n(m).
+
+    Built from the other users' PMF b = P_{n-1,m} by (3.1)-(3.2):
+    P(s) = p b(s-1) + q b(s), Q(s) = q b(s-1) + p b(s).
+    """
+    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    b = pmf_A(n - 1, m, q, tail)
+    p = 1.0 - q
+    P = np.append(q * b, 0.0) + np.append(0.0, p * b)
+    Q = np.append(p * b, 0.0) + np.append(0.0, q * b)
+    return P, Q
+
+
+def _pld(P, Q, cut):
+    """PLD of P w.r.t. Q; ``cut`` extra mass sent to +inf (certified upper)."""
+    ok = (P > 0) & (Q > 0)
+    losses = np.log(P[ok]) - np.log(Q[ok])
+    order = np.argsort(losses, kind="stable")
+    inf_mass = math.fsum(P[(P > 0) & (Q == 0)])
+    return PLD(losses[order], P[ok][order], min(1.0, inf_mass + cut))
+
+
+def pair_plds(n, m, q, tail=TAIL):
+    """(PLD of P/Q, PLD of Q/P) of :func:`pair_pmfs`; the cut mass (<= 2 tail) sits at +inf."""
+    P, Q = pair_pmfs(n, m, q, tail)
+    cut = 2.0 * tail            # each binomial cut loses <= tail of mass
+    return _pld(P, Q, cut), _pld(Q, P, cut)
+
+
+def delta_pair(n, m, q, eps, tail=TAIL):
+    """delta(eps) of the neighbours with m ones among the others, max of both directions."""
+    eps = v.reals("eps", eps, lo=0.0)
+    a, b = pair_plds(n, m, q, tail)
+    return np.maximum(hockey_stick(a, eps), hockey_stick(b, eps))
+
+
+def delta_worst(n, q, eps, ms=None, tail=TAIL):
+    """max over m of :func:`delta_pair`: the tight delta of the bit-flip shuffler.
+
+    ``ms=None`` scans every m in 0..(n-1)//2 (the rest follow by the symmetry
+    bit <-> 1-bit, which swaps the two directions); O(n) PLDs, so keep n small.
+    """
+    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    ms = range((n - 1) // 2 + 1) if ms is None else ms
+    return np.max([delta_pair(n, m, q, eps, tail) for m in ms], axis=0)
+
+
+def q_needed(n, eps, delta, m=0, tol=1e-4):
+    """Smallest q in (0, 1/2] with delta_pair(n, m, q, eps) <= delta, to relative ``tol``.
+
+    delta is non-increasing in q (flipping with q then with r is flipping with
+    q + r - 2qr: post-processing), so bisection on log q is valid.  Returns the
+    upper end of the final bracket (an adequate q); ``math.inf`` if even q=1/2 fails.
+    """
+    eps = v.real("eps", eps, 0.0)
+    delta = v.probability("delta", delta)
+    f = lambda q: float(delta_pair(n, m, q, eps)[0]) <= delta  # noqa: E731
+    if f(0.5):
+        lo, hi = 1e-12, 0.5
+    else:
+        return math.inf
+    if f(lo):
+        return lo
+    while hi / lo > 1.0 + tol:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if f(mid) else (mid, hi)
+    return hi
+
+
+def seed_q_lemma45(n, eps, delta):
+    """q demanded by seed 004 Lemma 4.5 / eq. (4.42): 3 ln(2/delta)/(n (1 - e^-eps)^2)."""
+    n = v.integer("n", n, lo=1)
+    eps = v.real("eps", eps, 0.0, lo_open=True)
+    delta = v.probability("delta", delta)
+    return 3.0 * math.log(2.0 / delta) / (n * (-math.expm1(-eps)) ** 2)
+
+
+def seed_q_prop41(n, eps, delta):
+    """Smallest q in (0, 1/2] satisfying seed 004 Prop. 4.1 / eq. (4.6), which has q on both
+    sides: q >= 3 ln(2/delta)/(n [1 - e^-eps - 2(p-q)/(npq)]^2) with the bracket > 0.
+    ``math.inf`` if no q in (0, 1/2] does (scanned on a fine log grid, then bisected)."""
+    n = v.integer("n", n, lo=1)
+    eps = v.real("eps", eps, 0.0, lo_open=True)
+    delta = v.probability("delta", delta)
+
+    def ok(q):
+        p = 1.0 - q
+        br = -math.expm1(-eps) - 2.0 * (p - q) / (n * p * q)
+        return br > 0 and q >= 3.0 * math.log(2.0 / delta) / (n * br * br)
+    grid = np.geomspace(1e-12, 0.5, 4000)
+    hits = [i for i, x in enumerate(grid) if ok(x)]
+    if not hits:
+        return math.inf
+    i = hits[0]
+    if i == 0:
+        return float(grid[0])
+    lo, hi = float(grid[i - 1]), float(grid[i])
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+def m_grid(n, size=12):
+    """m = 0, 1, 2, 3 and a geometric grid up to (n-1)//2: the neighbours scanned for large n."""
+    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    top = (n - 1) // 2
+    ms = {0, 1, 2, 3, top} | {int(x) for x in np.geomspace(1, max(top, 1), size)}
+    return sorted(x for x in ms if x <= top)
+
+
+def q_needed_worst(n, eps, delta, ms=None, tol=1e-4):
+    """max over m in ``ms`` of :func:`q_needed` (default: every m <= (n-1)/2, exact).
+
+    With a subset of m (e.g. :func:`m_grid`) this is a LOWER bound on the q the
+    mechanism needs.  Each further m costs one evaluation unless it needs more q.
+    """
+    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    ms = list(range((n - 1) // 2 + 1)) if ms is None else list(ms)
+    q = q_needed(n, eps, delta, ms[0], tol)
+    for m in ms[1:]:
+        if math.isfinite(q) and float(delta_pair(n, m, q, eps)[0]) > delta:
+            q = q_needed(n, eps, delta, m, tol)
+    return q
+
+
+WORST_M_MAX_N = 400      # --m worst builds n pairs: every m in 0..n-1
+
+
+def _m_arg(text):
+    if text == "worst":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"m must be an integer or 'worst', got m={text!r}.") from None
+
+
+_m_arg.__name__ = "m (an integer or 'worst')"   # the name the command line shows in its error message
+
+
+def _max_loss(q):
+    """log(p/q): no pair of the bit-flip shuffler has a larger loss (P/Q is a mediant of p/q and q/p)."""
+    return math.log1p(-q) - math.log(q)
+
+
+def bitflip_model(n: int, q: float, m: int | str = 0) -> PairModel | WorstCase:
+    """The bit-flip shuffler's pair with m ones among the other n-1 users, or for ``m="worst"`` every
+    m in 0..(n-1)/2 (the rest by the symmetry bit <-> 1-bit; n <= WORST_M_MAX_N): the max over them is
+    the mechanism's guarantee (seed 004 Sec. 3-4).  Tails cut to +inf (<= 2 TAIL per round)."""
+    info = {"tail_cut": 2 * TAIL, "max_loss": _max_loss(q)}
+    if m == "worst":
+        n = v.integer("n", n, lo=1, hi=WORST_M_MAX_N)
+        q = v.real("q", q, 0.0, 0.5, lo_open=True)
+        pairs = tuple(PairModel(*pair_plds(n, mm, q), tail_cut=2 * TAIL, max_loss=_max_loss(q))
+                      for mm in range((n - 1) // 2 + 1))
+        return WorstCase(pairs, info=info)
+    n, m, q = _check(n, m, q, n_lo=1)
+    if m > n - 1:
+        raise ValueError(f"m must be an integer in [0, {n - 1}], got m={m}.")
+    return PairModel(*pair_plds(n, m, q), tail_cut=2 * TAIL, max_loss=_max_loss(q), info=info)
+
+
+register(Mechanism(
+    name="bitflip",
+    summary="shuffled bit flipping, one neighbouring pair (--n --q [--m])",
+    source="seed 004 Sec. 3 (A_n(m), eq. 3.1), Lemma 4.5, Prop. 4.1",
+    params=(Param("n", int, "number of users, the differing one included (>= 1)", lo=1, hi=10 ** 7),
+            Param("q", float, "flip probability, in (0, 1/2]", lo=0.0, hi=0.5, lo_open=True, more_private="up"),
+            Param("m", object, "ones among the other n-1 users (default 0), or 'worst': the max over every m "
+                  f"in 0..n-1, the mechanism's guarantee (n <= {WORST_M_MAX_N})", default=0, parse=_m_arg)),
+    build=bitflip_model,
+    example={"n": 12, "q": 0.1, "m": 3},
+))
