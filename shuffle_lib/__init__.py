@@ -44,7 +44,7 @@ from shuffle_lib.mechanisms.krr import large as krr_large
 from shuffle_lib.mechanisms.mixnet import bitflip, fake_flip, fake_records  # noqa: F401
 from shuffle_lib.mechanisms.rr import rr_composed_pld, rr_delta_exact, rr_pmfs
 from shuffle_lib.analyses import sgd, utility  # noqa: F401
-from shuffle_lib import interop  # noqa: F401
+from shuffle_lib import cli, interop  # noqa: F401
 
 
 def _gather(name, *modules):
@@ -77,11 +77,20 @@ def mechanism_names() -> list[str]:
     return registry.names()
 
 
+def mechanism_brackets(name: str, verb: str, targets, compositions: int = 1,
+                       accuracy: float = fourier.DEFAULT_ACCURACY, **params) -> list[Bracket]:
+    """Certified brackets for any declared mechanism, exactly as the command line computes them:
+    ``mechanism_brackets("krr-strong", "epsilon", [1e-6], 10, n=1000, gamma=0.25, k=4)`` is
+    ``python -m shuffle_lib epsilon krr-strong --n 1000 --gamma 0.25 --k 4 --delta 1e-6 --compositions 10``."""
+    _, model = cli.build(registry.get(name), params, compositions, accuracy)
+    return evaluate.brackets(model, verb, targets, compositions, accuracy=accuracy)
+
+
 __all__ = [
     "PLD", "Bracket", "PairModel", "WorstCase", "DirectModel", "compose", "delta_bracket", "epsilon_bracket",
     "delta_exact", "epsilon_exact", "epsilon_for_delta", "hockey_stick", "pld_from_losses", "pld_from_pmfs",
     "product_pmfs", "tail_probability", "rr_composed_pld", "rr_delta_exact", "rr_pmfs", "mechanism",
-    "mechanism_names", "calibrate", "bitflip", "fake_flip", "fake_records", "gaussian_shuffle", "interop",
+    "mechanism_names", "mechanism_brackets", "calibrate", "bitflip", "fake_flip", "fake_records", "gaussian_shuffle", "interop",
     "bounds_literature", "clone_compose", "clone_pld", "clones", "fmt21", "histogram", "krr", "krr_checks",
     "krr_large", "renyi", "renyi_bounds", "sgd", "subsample", "tradeoff", "utility",
 ]

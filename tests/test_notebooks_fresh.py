@@ -29,3 +29,12 @@ def test_copy_is_fresh_and_executed(md):
     code = [c for c in copy["cells"] if c["cell_type"] == "code" and "".join(c["source"]).strip()]
     assert all(c["execution_count"] is not None for c in code), f"{md.name}: unexecuted cells in the copy"
     assert not any(o.get("output_type") == "error" for c in code for o in c["outputs"]), f"{md.name}: error output"
+
+
+def test_chapters_hold_no_control_characters():
+    """A control character in TeX changes what renders: a TAB where '\\t' of '\\tfrac' was meant
+    printed 'frac1k' in chapter 5 (issue 16)."""
+    bad = [(md.name, i + 1) for md in sorted(pathlib.Path(OUT.parent.parent, "chapters").glob("*.md"))
+           for i, line in enumerate(md.read_text().splitlines())
+           if any(ord(ch) < 32 for ch in line)]
+    assert not bad, f"control characters at {bad}"

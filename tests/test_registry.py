@@ -125,6 +125,13 @@ def test_library_and_cli_share_the_krr_route():
     assert (out["results"][0]["eps_lower"], out["results"][0]["eps_upper"]) == tuple(lib[0])
 
 
+def test_mechanism_brackets_is_the_cli():
+    got = sl.mechanism_brackets("krr-weak", "epsilon", [1e-6], 4, n=60, gamma=0.4, k=3)
+    _, out = cli.run(["epsilon", "krr-weak", "--n", "60", "--gamma", "0.4", "--k", "3", "--delta", "1e-6",
+                      "--compositions", "4"])
+    assert (out["results"][0]["eps_lower"], out["results"][0]["eps_upper"]) == tuple(got[0])
+
+
 def test_unknown_mechanism_and_parameter():
     with pytest.raises(ValueError, match="mechanism must be one of"):
         registry.get("nosuch")

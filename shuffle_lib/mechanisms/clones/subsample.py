@@ -107,7 +107,7 @@ def subsampled_model(n: int, m: int, eps0: float) -> PairModel:
 register(Mechanism(
     name="ldp-shuffle-subsampled",
     summary="eps0-LDP shuffler on a random subset of --subset users per round (--n --eps0 --subset)",
-    source="seed 001 Sec. 3 (subsampled rounds, Cor. 3); this module's pair",
+    source="seed 001 Sec. 3.4 (subsampled shuffler); the clones coupling extended to subsets, chapter 3",
     params=(N_PARAM, EPS0_PARAM,
             Param("subset", int, "users sampled per round, 1 <= subset <= n", lo=1, hi=10 ** 9)),
     build=lambda n, eps0, subset: subsampled_model(n, subset, eps0),

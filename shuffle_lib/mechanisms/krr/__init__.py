@@ -98,7 +98,7 @@ def _declare(adversary: Adversary, source: str) -> Mechanism:
                       more_private="up"),
                 Param("k", int, "domain size, >= 2", lo=2, hi=10 ** 6)),
         build=lambda n, gamma, k: krr_model(adversary, n, gamma, k),
-        example={"n": 50, "gamma": 0.5, "k": 4},
+        example={"n": 200, "gamma": 0.5, "k": 4},
     ))
 
 

@@ -132,5 +132,5 @@ register(Mechanism(
     params=(Param("m", int, "number of fake records, >= 1", lo=1, hi=10 ** 8, more_private="up"),
             Param("d", int, "domain size, >= 2", lo=2, hi=10 ** 9)),
     build=fake_model,
-    example={"m": 30, "d": 3},
+    example={"m": 200, "d": 3},
 ))
