@@ -35,6 +35,7 @@ from shuffle_lib.core import validate as v
 from shuffle_lib.core.calibrate import search
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.registry import Mechanism, Param
+from shuffle_lib.core.types import Model
 
 VERBS = {
     "delta": "bracket the tight delta at given eps",
@@ -99,7 +100,8 @@ def _values(a: argparse.Namespace, mech: Mechanism) -> dict:
     return {p.name: getattr(a, p.name) for p in mech.params}
 
 
-def build(mech: Mechanism, values: dict, compositions: int = 1, accuracy: float = DEFAULT_ACCURACY):
+def build(mech: Mechanism, values: dict, compositions: int = 1,
+          accuracy: float = DEFAULT_ACCURACY) -> tuple[dict, Model]:
     """(params for the JSON, model): the declared parameters checked, then the mechanism's build."""
     params = mech.checked(values)
     extra = {}
@@ -116,7 +118,7 @@ def _check_run(a: argparse.Namespace) -> None:
     v.real("accuracy", a.accuracy, 0.0, 1.0, lo_open=True)
 
 
-def run(argv: list[str]):
+def run(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     """``delta``/``epsilon``: parse, compute, and return (args, the JSON-ready dict); ValueError on bad input."""
     a = _parser().parse_args(argv)
     mech = registry.get(a.mechanism)
@@ -161,7 +163,7 @@ def _search_range(mech: Mechanism, param: Param, fixed: dict) -> tuple[float, fl
     return lo, hi
 
 
-def run_calibrate(argv: list[str]):
+def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     """``calibrate MECHANISM [fixed options] --eps E --delta D --solve PARAM``: see :mod:`shuffle_lib.core.calibrate`."""
     mech, param = _solve_param(argv)
     a = _parser().parse_args(["calibrate", *argv])
@@ -195,7 +197,7 @@ def run_calibrate(argv: list[str]):
                "achieved": {"eps": eps, "delta_upper": d_up}, "seconds": time.perf_counter() - t0}
 
 
-def run_rdp(argv: list[str]):
+def run_rdp(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     """``rdp MECHANISM [options] --order A [A ...]``: max over both directions of D_A(P||Q), D_A(Q||P).
 
     A mechanism's own Renyi method when it declares one (``ldp-shuffle``: :func:`clone_rdp`),
@@ -226,6 +228,7 @@ def _table(out: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m shuffle_lib``: print the result, return the exit code (2 on bad input)."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         if argv[:1] == ["rdp"]:

@@ -15,9 +15,17 @@ dp_accounting's own composition then truncates tails as it does for its mechanis
 numbers are its estimates, not this library's certified brackets.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.pld import PLD
+
+if TYPE_CHECKING:   # an optional dependency: imported only when called
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
 
 def _rounded(pld, h, pessimistic):
@@ -27,8 +35,12 @@ def _rounded(pld, h, pessimistic):
     return {int(k): float(p) for k, p in zip(keys, probs) if p > 0}
 
 
-def to_dp_accounting(pld_pq, pld_qp, value_discretization_interval=1e-4, pessimistic_estimate=True):
-    """The pair as a two-direction ``dp_accounting`` PrivacyLossDistribution (module docstring)."""
+def to_dp_accounting(pld_pq: PLD, pld_qp: PLD, value_discretization_interval: float = 1e-4,
+                     pessimistic_estimate: bool = True) -> PrivacyLossDistribution:
+    """The pair as a two-direction ``dp_accounting`` PrivacyLossDistribution (module docstring).
+
+    Source: Google's dp_accounting PLD format (create_from_rounded_probability).
+    """
     try:
         from dp_accounting.pld import privacy_loss_distribution as dpa
     except ImportError:

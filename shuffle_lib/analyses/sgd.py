@@ -19,19 +19,24 @@ Accounting (RDP adds over the T epochs; seed 003 Thm 3 is T times Cor. 2):
 Cor. 2, or Girgis et al.'s eq. 5; :func:`eps0_for_budget` the largest eps0 meeting (lam, b lam).
 """
 
+from __future__ import annotations
+
 import math
+from typing import Literal
 
 import numpy as np
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.bounds.renyi import cor2_rdp, girgis_upper
 from shuffle_lib.core.calibrate import search
+from shuffle_lib.core.types import ArrayLike
 from shuffle_lib.mechanisms.clones.renyi import clone_rdp
 
 ACCOUNTANTS = ("clones", "cor2", "girgis")
+Accountant = Literal["clones", "cor2", "girgis"]
 
 
-def clip_l1(g, C):
+def clip_l1(g: np.ndarray, C: float) -> np.ndarray:
     """Rows of ``g`` scaled to l1 norm <= C: g / max(1, ||g||_1 / C) (seed 003 Alg. 1 line 9)."""
     C = v.real("C", C, lo=0.0, lo_open=True)
     g = np.atleast_2d(np.asarray(g, dtype=float))
@@ -39,7 +44,7 @@ def clip_l1(g, C):
     return g / np.maximum(1.0, norms / C)
 
 
-def laplace_scale(C, eps0, m, k=1):
+def laplace_scale(C: float, eps0: float, m: int, k: int = 1) -> float:
     """Laplace scale Delta_1/eps0 with Delta_1 = 2 C k / m: eps0-LDP for a block of k records.
 
     Any two blocks of k records have sums of clipped gradients within 2Ck in l1, so after the
@@ -65,17 +70,20 @@ def _softmax_residual(theta, X, y):
     return p
 
 
-def clipped_gradient_sum(theta, X, y, C):
+def clipped_gradient_sum(theta: np.ndarray, X: np.ndarray, y: np.ndarray, C: float) -> np.ndarray:
     """sum_j clip(g_j) for the per-record cross-entropy gradients g_j = x_j (p_j - y_j)^T.
 
     ||x r^T||_1 = ||x||_1 ||r||_1, so the per-record norms come without forming each g_j.
+
+    Source: seed 003 Alg. 1 lines 9-11.
     """
     r = _softmax_residual(theta, X, y)
     r *= (C / np.maximum(np.abs(X).sum(axis=1) * np.abs(r).sum(axis=1), C))[:, None]
     return X.T @ r
 
 
-def laplace_ldp_gradient(theta, X, y, C, eps0, m, rng):
+def laplace_ldp_gradient(theta: np.ndarray, X: np.ndarray, y: np.ndarray, C: float, eps0: float, m: int,
+                         rng: np.random.Generator) -> np.ndarray:
     """One client's report: 1/m sum of clipped gradients of its block + Lap(2C k/(eps0 m)) noise.
 
     eps0-LDP for the block (k = len(y) records; Prop. 3 with :func:`laplace_scale`).
@@ -85,8 +93,11 @@ def laplace_ldp_gradient(theta, X, y, C, eps0, m, rng):
     return s + rng.laplace(0.0, b, size=s.shape) if b > 0 else s
 
 
-def accuracy(theta, X, y):
-    """Fraction of rows whose arg-max score X theta equals the label."""
+def accuracy(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
+    """Fraction of rows whose arg-max score X theta equals the label.
+
+    Source: the seed 003 Sec. 5 experiments' metric.
+    """
     return float(np.mean(np.argmax(X @ theta, axis=1) == y))
 
 
@@ -103,7 +114,8 @@ def _check_data(X, y, m):
     return X, y.astype(int), m
 
 
-def shuffled_sgd(X, y, m, T, eps0, C, eta, seed, n_classes=None):
+def shuffled_sgd(X: np.ndarray, y: np.ndarray, m: int, T: int, eps0: float, C: float, eta: float, seed: int | None,
+                 n_classes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Seed 003 Alg. 1 on softmax regression; returns (theta, train accuracy after each epoch).
 
     Blocks S_i = records i k .. (i+1) k - 1 after one seeded permutation of [n] (line 1),
@@ -132,7 +144,7 @@ def shuffled_sgd(X, y, m, T, eps0, C, eta, seed, n_classes=None):
     return theta, np.array(acc)
 
 
-def alg1_rdp(m, T, eps0, lam, accountant):
+def alg1_rdp(m: int, T: int, eps0: float, lam: ArrayLike, accountant: Accountant) -> np.ndarray:
     """T * RDP of one shuffled epoch of m eps0-LDP reports, at each order lam (composition adds).
 
     clones: certified upper end of the exact clones-pair RDP (:func:`clone_rdp`), a valid
@@ -150,12 +162,15 @@ def alg1_rdp(m, T, eps0, lam, accountant):
     return T * one
 
 
-def eps0_for_budget(m, T, budget, lam, accountant, lo=1e-3, hi=10.0, rtol=1e-4):
+def eps0_for_budget(m: int, T: int, budget: float, lam: ArrayLike, accountant: Accountant, lo: float = 1e-3,
+                    hi: float = 10.0, rtol: float = 1e-4) -> float:
     """Largest eps0 in [lo, hi] (to relative ``rtol``) with alg1_rdp <= budget * lam at every lam.
 
     The RDP of each accountant increases with eps0; the search is the library's one monotone
     search, :func:`shuffle_lib.core.calibrate.search`.  Returns hi if hi passes; raises ValueError
     if even lo fails (the budget is unreachable in [lo, hi]).
+
+    Source: seed 003 Thm 3 / Alg. 1 (the budget (lam, b lam)).
     """
     budget = v.real("budget", budget, lo=0.0, lo_open=True)
     lam = v.reals("lam", lam, lo=1.0, lo_open=True)

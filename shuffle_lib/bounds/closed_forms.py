@@ -23,6 +23,8 @@ Outside a bound's validity range the bound says nothing and the functions
 return delta = 1.0 (never an extrapolated number).  ``math.nan`` is never returned.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
@@ -31,6 +33,7 @@ from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.pld import hockey_stick, pld_from_pmfs
+from shuffle_lib.core.types import ArrayLike
 
 
 def _args(eps, n, eps0):
@@ -51,8 +54,11 @@ def erlingsson_epsilon(n: int, eps0: float, delta: float, strict: bool = False) 
     return 12.0 * eps0 * math.sqrt(math.log(1.0 / delta) / n)
 
 
-def erlingsson_delta(eps, n, eps0):
-    """delta = exp(-n eps^2/(144 eps0^2)) for eps0 < 1/2; 1.0 when eps0 >= 1/2 (no guarantee)."""
+def erlingsson_delta(eps: float, n: int, eps0: float) -> float:
+    """delta = exp(-n eps^2/(144 eps0^2)) for eps0 < 1/2; 1.0 when eps0 >= 1/2 (no guarantee).
+
+    Source: Erlingsson et al. 2019, Cor. 9, solved for delta.
+    """
     eps, n, eps0 = _args(eps, n, eps0)
     if eps0 >= 0.5:
         return 1.0
@@ -86,8 +92,11 @@ def balle_krr_delta(n: int, gamma: float, k: int, eps: float) -> float:
     return min(1.0, 2.0 * math.exp(-gamma * (n - 1) * eps ** 2 / (14.0 * k)))
 
 
-def balle_epsilon(n, gamma, k, delta):
-    """Smallest eps the Balle et al. bound certifies at delta; ``math.inf`` if it needs eps > 1."""
+def balle_epsilon(n: int, gamma: float, k: int, delta: float) -> float:
+    """Smallest eps the Balle et al. bound certifies at delta; ``math.inf`` if it needs eps > 1.
+
+    Source: Balle et al. 2019, Thm 3.1 (as quoted in seed 000 Sec. 4).
+    """
     n, gamma, k = _krr_args(n, gamma, k)
     delta = v.probability("delta", delta, open_right=False)
     m = (n - 1) * gamma
@@ -95,7 +104,7 @@ def balle_epsilon(n, gamma, k, delta):
     return eps if eps <= 1.0 else math.inf
 
 
-def advanced_composition(eps, delta, n_c, delta_prime):
+def advanced_composition(eps: float, delta: float, n_c: int, delta_prime: float) -> tuple[float, float]:
     """Dwork & Roth (2014, Thm 3.20): n_c-fold (eps, delta) is (eps', n_c delta + delta')-DP.
 
     eps' = sqrt(2 n_c log(1/delta')) eps + n_c eps (e^eps - 1).  Returns (eps', delta_total).
@@ -108,11 +117,13 @@ def advanced_composition(eps, delta, n_c, delta_prime):
     return e, n_c * delta + delta_prime
 
 
-def balle_epsilon_composed(n, gamma, k, delta, n_c):
+def balle_epsilon_composed(n: int, gamma: float, k: int, delta: float, n_c: int) -> float:
     """eps of n_c rounds at total delta: Balle et al. per round + advanced composition.
 
     n_c = 1: :func:`balle_epsilon`.  Otherwise the best split delta = n_c delta_0 + delta'
     over a fixed grid of 400 fractions (deterministic); ``math.inf`` if none is valid.
+
+    Source: Balle et al. 2019, Thm 3.1; Dwork & Roth 2014, Thm 3.20.
     """
     delta = v.probability("delta", delta)
     n_c = v.integer("n_c", n_c, lo=1, hi=10 ** 9)
@@ -127,7 +138,7 @@ def balle_epsilon_composed(n, gamma, k, delta, n_c):
 
 
 
-def fmt21_epsilon_log(n, eps0, log_delta):
+def fmt21_epsilon_log(n: int, eps0: float, log_delta: float) -> float:
     """FMT21 Thm 3.1 epsilon for delta = e^log_delta (no validation); inf outside its range
     eps0 <= log(n / (16 log(2/delta))).  The one implementation of the formula."""
     l2 = math.log(2.0) - log_delta
@@ -137,7 +148,7 @@ def fmt21_epsilon_log(n, eps0, log_delta):
     return math.log1p((e - 1) / (e + 1) * (8 * math.sqrt(e * (math.log(4.0) - log_delta) / n) + 8 * e / n))
 
 
-def fmt21_closed_form(n, eps0, delta):
+def fmt21_closed_form(n: int, eps0: float, delta: float) -> float:
     """FMT21 Thm 3.1 epsilon; raises ValueError outside eps0 <= log(n / (16 log(2/delta)))."""
     n = v.integer("n", n, lo=1)
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
@@ -164,7 +175,7 @@ def fmt21_epsilon_composed(n: int, eps0: float, delta: float, compositions: int)
     return per if math.isinf(per) else advanced_composition(per, delta / (2 * k), k, delta / 2)[0]
 
 
-def fmt_epsilon(n, eps0, delta):
+def fmt_epsilon(n: int, eps0: float, delta: float) -> float:
     """Feldman et al. 2021 Thm 3.1; ``math.inf`` when eps0 > log(n/(16 log(2/delta)))."""
     n = v.integer("n", n, lo=2)
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
@@ -172,12 +183,14 @@ def fmt_epsilon(n, eps0, delta):
     return fmt21_epsilon_log(n, eps0, math.log(delta))
 
 
-def fmt_delta(eps, n, eps0):
+def fmt_delta(eps: float, n: int, eps0: float) -> float:
     """Smallest delta the Thm 3.1 bound covers with eps(delta) <= eps; 1.0 if none.
 
     Validity needs log(2/delta) <= n e^-eps0 / 16, i.e. delta >= 2 exp(-n e^-eps0/16);
     on that range eps(delta) decreases in delta, so the answer is found by bisection in
     log delta, or is the edge of the range when the bound already holds there.
+
+    Source: Feldman et al. 2021, Thm 3.1, solved for delta.
     """
     eps, n, eps0 = _args(eps, n, eps0)
     lo = max(math.log(2.0) - n * math.exp(-eps0) / 16.0, -700.0)
@@ -189,7 +202,7 @@ def fmt_delta(eps, n, eps0):
     return math.exp(brentq(lambda ld: fmt21_epsilon_log(n, eps0, ld) - eps, lo, hi, xtol=1e-12))
 
 
-def fmt_clones_pmfs(n, eps0):
+def fmt_clones_pmfs(n: int, eps0: float) -> tuple[np.ndarray, np.ndarray]:
     """The clones pair of Feldman et al. 2021 Thm 3.2 on the grid (first count j, C = c), flattened."""
     n = v.integer("n", n, lo=2, hi=5000)
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
@@ -204,7 +217,7 @@ def fmt_clones_pmfs(n, eps0):
     return P.ravel(), Q.ravel()
 
 
-def fmt_clones_delta(eps, n, eps0):
+def fmt_clones_delta(eps: ArrayLike, n: int, eps0: float) -> float | np.ndarray:
     """Exact hockey-stick delta of the clones pair (Feldman et al. 2021 Thm 3.2), both directions."""
     eps_arr = v.reals("eps", eps, lo=0.0)
     P, Q = fmt_clones_pmfs(n, eps0)

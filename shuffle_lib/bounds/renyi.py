@@ -10,13 +10,17 @@ Seed 003 (Chen, Cao, Ge) quotes them; its own Cor. 2 (:func:`cor2_rdp`) is here 
 All three are closed forms in n, eps0 and lam, with nbar = floor((n-1)/(2 e^eps0)) + 1.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.renyi import check_orders
+from shuffle_lib.core.types import ArrayLike
 
 _LAM_MAX = 10 ** 4
 _EPS0_MAX = 700.0      # e^eps0 stays a double
@@ -31,7 +35,7 @@ def _log_expm1(x):
     return x + math.log(-math.expm1(-x))
 
 
-def girgis_upper(n, eps0, lam):
+def girgis_upper(n: int, eps0: float, lam: ArrayLike) -> np.ndarray:
     """Seed 003 eq. 5 (Girgis et al. 2021, as the seed states it; integer lam >= 2):
 
     1/(lam-1) log(exp(lam^2 (e^eps0-1)^2 / nbar) + exp(eps0 lam - (n-1)/(8 e^eps0))),
@@ -46,7 +50,7 @@ def girgis_upper(n, eps0, lam):
     return np.logaddexp(a, b) / (lams - 1)
 
 
-def girgis_upper_full(n, eps0, lam):
+def girgis_upper_full(n: int, eps0: float, lam: int | Sequence[int] | np.ndarray) -> np.ndarray:
     """Girgis et al. (CCS 2021) Thm 1, the general upper bound, for integer lam >= 2, any n >= 2, eps0 > 0:
 
     eps(lam) <= 1/(lam-1) log( 1 + C(lam,2) (e^eps0-1)^2 / (nbar e^eps0)
@@ -77,7 +81,7 @@ def girgis_upper_full(n, eps0, lam):
     return np.array(out)
 
 
-def girgis_lower(n, eps0, lam):
+def girgis_lower(n: int, eps0: float, lam: ArrayLike) -> np.ndarray:
     """Seed 003 eq. 6: 1/(lam-1) log(1 + lam (lam-1)/2 (e^eps0-1)^2 / (n e^eps0))."""
     n = v.integer("n", n, lo=2)
     eps0 = v.real("eps0", eps0, lo=0.0, hi=_EPS0_MAX, lo_open=True)
@@ -86,7 +90,7 @@ def girgis_lower(n, eps0, lam):
     return np.logaddexp(0.0, log_t) / (lams - 1)
 
 
-def cor2_rdp(n, eps0, lam):
+def cor2_rdp(n: int, eps0: float, lam: ArrayLike) -> np.ndarray:
     """Seed 003 Cor. 2: 2 e^{eps0} lam / (n-1) ("approximately", a normal approximation, lam >= 2)."""
     n = v.integer("n", n, lo=2)
     eps0 = v.real("eps0", eps0, lo=0.0, hi=700.0, lo_open=True)     # e^eps0 stays a double

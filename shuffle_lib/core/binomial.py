@@ -7,13 +7,15 @@
   the one every mechanism cuts its binomials with.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
 from scipy.stats import binom
 
 
-def binom_logpmf(j, n, p):
+def binom_logpmf(j: int | np.ndarray, n: int | np.ndarray, p: float) -> np.ndarray:
     """log P[Bin(n, p) = j], accurate to ~1e-14 relative for n up to 1e8 and beyond.
 
     scipy's ``binom.logpmf`` subtracts log-gammas of size n log n and loses about
@@ -34,7 +36,7 @@ def _kl(x, p):
     return t1 + t2
 
 
-def tail_range(m, p, tau):
+def tail_range(m: int | np.ndarray, p: float, tau: float) -> tuple[np.ndarray, np.ndarray]:
     """[lo, hi] with P(X < lo) <= tau and P(X > hi) <= tau for X ~ Bin(m, p) (arrays of m).
 
     Chernoff: P(X >= m x) <= exp(-m KL(x || p)) for x > p; x found by bisection.  Used
@@ -59,7 +61,7 @@ def tail_range(m, p, tau):
     return k_lo.astype(np.int64), k_hi.astype(np.int64)
 
 
-def binom_window(N, p, tail):
+def binom_window(N: int | np.ndarray, p: float, tail: float) -> tuple[int, int] | tuple[np.ndarray, np.ndarray]:
     """[lo, hi] outside which Bin(N, p) has mass <= tail (Chernoff, :func:`tail_range` with tail/2 a
     side); the full range [0, N] if tail == 0 or p is 0 or 1.  Ints for a scalar N, arrays for an
     array N."""

@@ -15,6 +15,8 @@ and checks the end points: a target no value in the range meets is an error.
 * integer parameters (n, m): doubling from the lower end, then integer bisection.
 """
 
+from __future__ import annotations
+
 import math
 from collections.abc import Callable
 
@@ -59,7 +61,8 @@ def search(meets: Callable[[float], bool], lo: float, hi: float, direction: str,
     return safe
 
 
-def calibrate(meets, param, lo=None, hi=None, rtol=1e-4):
+def calibrate(meets: Callable[[float], bool], param: str, lo: float | None = None, hi: float | None = None,
+              rtol: float = 1e-4) -> float:
     """Least private value of ``param`` (a name in ``PARAMETERS``) for which ``meets(value)`` is True;
     :func:`search` with the range and direction of ``PARAMETERS[param]``."""
     if param not in PARAMETERS:

@@ -19,7 +19,10 @@ One round is computed exactly from the PLD; more rounds go through the grid of
   the grid-free bounds of :mod:`shuffle_lib._extreme` (Chernoff above, the top atom below).
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.optimize import minimize_scalar
@@ -28,14 +31,14 @@ from shuffle_lib.core import validate as v
 from shuffle_lib.core import grid as F
 from shuffle_lib.core import extreme as X
 from shuffle_lib.core.pld import PLD, epsilon_for_delta, hockey_stick
-from shuffle_lib.core.types import Bracket
+from shuffle_lib.core.types import ArrayLike, Bracket
 
 DEFAULT_ACCURACY = 2e-4
 DEFAULT_MAX_POINTS = 2 ** 22
 _LAM_MAX = 50.0
 
 
-def check_components(components):
+def check_components(components: PLD | Sequence[tuple[PLD, int]]) -> list[tuple[PLD, int]]:
     """Normalise a PLD or [(pld, count), ...] into a validated list."""
     if isinstance(components, PLD):
         components = [(components, 1)]
@@ -90,11 +93,14 @@ def _width_estimate(components):
     return max(total, 1e-12)
 
 
-def compose(components, accuracy=DEFAULT_ACCURACY, h=None, max_points=DEFAULT_MAX_POINTS, lam=0.0):
+def compose(components: PLD | Sequence[tuple[PLD, int]], accuracy: float = DEFAULT_ACCURACY, h: float | None = None,
+            max_points: int = DEFAULT_MAX_POINTS, lam: float = 0.0) -> F.Composed:
     """Compose one direction on the grid: a :class:`shuffle_lib.grid.Composed`.
 
     ``accuracy``: target half-width of the eps bracket; ``h``: grid step (overrides
     ``accuracy``); ``max_points``: cap on grid points; ``lam``: exponential tilt >= 0.
+
+    Source: the FFT accountant of seed 000 Sec. 2.2 / seed 001 Sec. 2.2 (:mod:`shuffle_lib.core.grid`).
     """
     components = check_components(components)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
@@ -125,11 +131,13 @@ def _ladder(cg, delta=None):
     return [delta * 10.0 ** -j for j in range(1, 9)]
 
 
-def delta_bracket_one(cg, eps):
+def delta_bracket_one(cg: F.Composed, eps: float) -> Bracket:
     """Certified bracket for delta_{P/Q}(eps) of one composed direction.
 
     The Hoeffding level c is chosen on the fast approximate reads; the returned
     values are direct evaluations, so each is certified whatever c was chosen.
+
+    Source: seed 000 Thm 5, eq. 2.3 read off the grid (:mod:`shuffle_lib.core.grid`, points 1-4).
     """
     eps = v.real("eps", eps)
     ladder = _ladder(cg)
@@ -189,12 +197,14 @@ def _lower_end(f, delta, hi):
     return _narrow(f, delta, lo, hi)[0]
 
 
-def epsilon_bracket_one(cg, delta):
+def epsilon_bracket_one(cg: F.Composed, delta: float) -> Bracket:
     """Certified bracket for eps_{P/Q}(delta) of one composed direction.
 
     upper: delta_upper(upper) <= delta, so the tight eps is <= upper;
     lower: delta_lower(lower) > delta (or lower = 0), so the tight eps is >= lower.
     The search runs on the fast reads; both ends are then confirmed by direct evaluation.
+
+    Source: seed 000 Thm 5, eq. 2.3 inverted on the grid (:mod:`shuffle_lib.core.grid`).
     """
     delta = v.probability("delta", delta)
     top = F.top_loss(cg)
@@ -266,13 +276,16 @@ def _both(a, b):
     return Bracket(max(a.lower, b.lower), max(a.upper, b.upper))
 
 
-def delta_bracket(plds_pq, plds_qp, eps, accuracy=DEFAULT_ACCURACY, rtol=None, **kw):
+def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Sequence[tuple[PLD, int]], eps: ArrayLike,
+                  accuracy: float = DEFAULT_ACCURACY, rtol: float | None = None, **kw) -> list[Bracket]:
     """Certified brackets for the tight delta(eps) of a composition, one per eps.
 
     ``plds_pq``, ``plds_qp``: a PLD or [(pld, count), ...] per direction.  One round
     is exact (up to a 1e-12 relative margin).  ``rtol``: refine the grid until each
     bracket with upper >= 1e-10 is this tight relative to its upper end (default 1 %
     for K <= 100 rounds, 5 % above), within ``max_points``.  Keywords go to :func:`compose`.
+
+    Source: seed 000 Thm 5 (max over both directions), seed 001 Def. 3 and Thm 5.
     """
     eps = v.reals("eps", eps, lo=0.0)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
@@ -299,8 +312,12 @@ def delta_bracket(plds_pq, plds_qp, eps, accuracy=DEFAULT_ACCURACY, rtol=None, *
         accuracy /= 4
 
 
-def epsilon_bracket(plds_pq, plds_qp, delta, **kw):
-    """Certified brackets for the tight eps(delta) of a composition, one per delta."""
+def epsilon_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Sequence[tuple[PLD, int]],
+                    delta: ArrayLike, **kw) -> list[Bracket]:
+    """Certified brackets for the tight eps(delta) of a composition, one per delta.
+
+    Source: seed 000 Thm 5 (max over both directions), seed 001 Def. 3 and Thm 5.
+    """
     delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     if "accuracy" in kw:
         v.real("accuracy", kw["accuracy"], 0.0, 1.0, lo_open=True)

@@ -39,11 +39,17 @@ Cost: O(M log M) per convolution and about 2 log2(K) convolutions for K rounds,
 M the number of grid points.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 from scipy import fft as _fft
+
+from shuffle_lib.core.pld import PLD
 
 _U = 2.0 ** -53
 _FFT_C = 10.0             # constant of the FFT round-off bound (see module docstring)
@@ -132,8 +138,12 @@ def _trim(g, h, lam, tau_top, noise=0.0):
     return _Grid(w[i:j].copy(), g.offset + i, g.logscale, g.inf, min(top, 1.0), g.err + dropped)
 
 
-def discretise(pld, h, rounding, lam=0.0, tau_top=_TAU):
-    """Put one PLD on the grid of step h, rounding 'up', 'down' or 'mean', tilted by lam."""
+def discretise(pld: PLD, h: float, rounding: Literal["up", "down", "mean"], lam: float = 0.0,
+               tau_top: float = _TAU) -> _Grid:
+    """Put one PLD on the grid of step h, rounding 'up', 'down' or 'mean', tilted by lam.
+
+    Source: seed 000 Sec. 2.2 (the FFT accountant's grid); module docstring, points 1-3.
+    """
     s, p = pld.losses, pld.probs
     c_top = np.cumsum(p[::-1])
     n_top = min(int(np.searchsorted(c_top, tau_top, side="right")), p.size - 1)
@@ -189,8 +199,12 @@ def _self_compose(g, k, h, lam, tau_top):
     return result
 
 
-def compose_on_grid(components, h, lam, mode):
-    """Compose [(pld, count), ...] on the grid of step h with tilt lam; returns :class:`Composed`."""
+def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
+                    mode: Literal["updown", "mean"]) -> Composed:
+    """Compose [(pld, count), ...] on the grid of step h with tilt lam; returns :class:`Composed`.
+
+    Source: seed 000 Sec. 2.2, Thm 5 / eq. 2.3; seed 001 Sec. 2.2 (module docstring).
+    """
     K = sum(c for _, c in components)
     max_abs = max(float(np.max(np.abs(p.losses), initial=0.0)) for p, _ in components)
     eps_slack = K * 64 * _U * max(max_abs, h)  # input rounding + snapping
@@ -247,8 +261,11 @@ def _fast_grid_delta(cg, side, x):
     return float(t0[j]) * -math.expm1(min(x + math.log(t1[j]) - math.log(t0[j]), 0.0)) if t1[j] > 0 else 0.0
 
 
-def hoeffding_t(c, h, K):
-    """eps shift t with P[S - S~ >= t] <= c for mean-preserving rounding (point 1)."""
+def hoeffding_t(c: float, h: float, K: int) -> float:
+    """eps shift t with P[S - S~ >= t] <= c for mean-preserving rounding (point 1).
+
+    Source: Hoeffding's inequality for mean-preserving rounding (Gopi et al. 2021; module docstring).
+    """
     return h * math.sqrt(K * math.log(1.0 / c) / 2.0)
 
 
@@ -264,10 +281,12 @@ def _read(cg, side, x, fast):
     return _grid_delta(g, cg.h, cg.lam, x)
 
 
-def delta_upper(cg, eps, c=1.0, fast=False):
+def delta_upper(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) -> float:
     """Certified upper bound on delta_{P/Q}(eps); c is the Hoeffding level in 'mean' mode.
 
     ``fast=True`` reads the tail sums from cached suffix sums: approximate, for steering only.
+
+    Source: seed 000 Thm 5, eq. 2.3 on the grid, errors on the safe side (module docstring).
     """
     g = cg.up
     val, fl, ec = _read(cg, "up", eps - _shift(cg, c), fast)
@@ -275,15 +294,18 @@ def delta_upper(cg, eps, c=1.0, fast=False):
     return min(1.0, (val + fl + g.inf + g.top + ec + extra) * (1 + _REL_MARGIN))
 
 
-def delta_lower(cg, eps, c=1.0, fast=False):
-    """Certified lower bound on delta_{P/Q}(eps) (``fast``: approximate, as in delta_upper)."""
+def delta_lower(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) -> float:
+    """Certified lower bound on delta_{P/Q}(eps) (``fast``: approximate, as in delta_upper).
+
+    Source: seed 000 Thm 5, eq. 2.3 on the grid, errors on the safe side (module docstring).
+    """
     g = cg.low
     val, fl, ec = _read(cg, "low", eps + _shift(cg, c), fast)
     extra = 0.0 if cg.mode == "updown" else c
     return max(0.0, (val - fl + g.inf - ec - extra) * (1 - _REL_MARGIN))
 
 
-def top_loss(cg):
+def top_loss(cg: Composed) -> float:
     """A loss above every grid point of both sides (delta bounds are constant beyond it)."""
     t = max((cg.up.offset + cg.up.w.size) * cg.h, (cg.low.offset + cg.low.w.size) * cg.h, 0.0)
     return t + cg.eps_slack + hoeffding_t(1e-300, cg.h, cg.K) + 1.0

@@ -20,7 +20,10 @@ The tail probability P[L >= eps] (the form of seed 000 eq. 2.4 and Thm 8) is
 always >= delta_{P/Q}(eps), because 0 <= (1 - e^{eps - L})_+ <= 1{L >= eps}.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +45,7 @@ class PLD:
     inf_mass: float = 0.0
 
 
-def pld_from_pmfs(p, q):
+def pld_from_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray) -> PLD:
     """PLD of P w.r.t. Q for two PMFs on one ordered support (seed 000, eq. 2.2)."""
     p = v.pmf("p", p)
     q = v.pmf("q", q)
@@ -55,8 +58,12 @@ def pld_from_pmfs(p, q):
     return PLD(losses[order], p[finite][order], float(inf_mass))
 
 
-def pld_from_losses(losses, probs, inf_mass=0.0):
-    """PLD given directly by its atoms (for mechanisms that build L, not P and Q)."""
+def pld_from_losses(losses: Sequence[float] | np.ndarray, probs: Sequence[float] | np.ndarray,
+                    inf_mass: float = 0.0) -> PLD:
+    """PLD given directly by its atoms (for mechanisms that build L, not P and Q).
+
+    Source: seed 000 Def. 4 (a PLD given by its atoms).
+    """
     losses = np.asarray(losses, dtype=float)
     probs = np.asarray(probs, dtype=float)
     if losses.shape != probs.shape or losses.ndim != 1:
@@ -73,7 +80,7 @@ def pld_from_losses(losses, probs, inf_mass=0.0):
     return PLD(losses[order], probs[order], inf_mass)
 
 
-def hockey_stick(pld, eps):
+def hockey_stick(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> float | np.ndarray:
     """delta_{P/Q}(eps) = delta(inf) + sum_{L > eps} P(L) (1 - e^{eps - L}), for each eps.
 
     Defined for every real eps; vectorised over ``eps``.  Seed 000, eq. 2.3 with n_c = 1.
@@ -89,7 +96,7 @@ def hockey_stick(pld, eps):
     return out if np.ndim(eps) else float(out[0])
 
 
-def tail_probability(pld, eps):
+def tail_probability(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> float | np.ndarray:
     """P[L >= eps] including the +inf atom: the form of seed 000 eq. 2.4 / Thm 8.
 
     An upper bound on ``hockey_stick(pld, eps)``, not the tight delta.
@@ -100,8 +107,11 @@ def tail_probability(pld, eps):
     return out if np.ndim(eps) else float(out[0])
 
 
-def epsilon_for_delta(pld, delta):
-    """Smallest eps >= 0 with hockey_stick(pld, eps) <= delta; ``math.inf`` if none."""
+def epsilon_for_delta(pld: PLD, delta: float) -> float:
+    """Smallest eps >= 0 with hockey_stick(pld, eps) <= delta; ``math.inf`` if none.
+
+    Source: seed 000 Thm 5, inverted (one direction).
+    """
     delta = v.probability("delta", delta)
     if delta < pld.inf_mass:
         return math.inf
@@ -111,20 +121,25 @@ def epsilon_for_delta(pld, delta):
     return brentq(lambda e: hockey_stick(pld, e) - delta, 0.0, hi, xtol=1e-15, rtol=1e-15)
 
 
-def delta_exact(p, q, eps):
+def delta_exact(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
+                eps: float | Sequence[float] | np.ndarray) -> np.ndarray:
     """Tight delta(eps) of the pair (P, Q): max of both directions (seed 000, Thm 5)."""
     eps = v.reals("eps", eps, lo=0.0)
     d = np.maximum(hockey_stick(pld_from_pmfs(p, q), eps), hockey_stick(pld_from_pmfs(q, p), eps))
     return d
 
 
-def epsilon_exact(p, q, delta):
-    """Tight eps(delta) of the pair (P, Q): the max of both directions' inverses."""
+def epsilon_exact(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray, delta: float) -> float:
+    """Tight eps(delta) of the pair (P, Q): the max of both directions' inverses.
+
+    Source: seed 000 Thm 5, inverted.
+    """
     return max(epsilon_for_delta(pld_from_pmfs(p, q), delta),
                epsilon_for_delta(pld_from_pmfs(q, p), delta))
 
 
-def product_pmfs(p, q, k):
+def product_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
+                 k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k-fold product pair (P^k, Q^k) by Kronecker powers: an exact oracle for small cases."""
     k = v.integer("k", k, lo=1)
     p = v.pmf("p", p)

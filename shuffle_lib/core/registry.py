@@ -92,6 +92,7 @@ class Mechanism:
     calibration_range: Callable[[str, dict], tuple[float, float] | None] | None = None
 
     def param(self, name: str) -> Param:
+        """The declared parameter ``name`` (ValueError naming the mechanism if it has none)."""
         for p in self.params:
             if p.name == name:
                 return p

@@ -9,31 +9,44 @@ computed in log space by log-sum-exp over the atoms, for real lam > 1.
 * :func:`gdp_rdp`: mu-GDP as an RDP curve; :func:`eps_from_rdp`: RDP curve -> eps(delta).
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 from scipy.special import logsumexp
 
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.pld import PLD
+from shuffle_lib.core.types import ArrayLike
 
 LAM_MAX = 1e4
 
 
-def check_orders(lam):
+def check_orders(lam: ArrayLike) -> np.ndarray:
     """The Renyi orders as a 1-d float array, each in (1, 1e4] (ValueError naming ``lam``)."""
     return v.reals("lam", lam, lo=1.0, hi=LAM_MAX, lo_open=True)
 
 
-def log_divergence(logp, logq, lam):
-    """1/(lam-1) log sum exp(lam logp + (1-lam) logq) over atoms with P > 0 (inf if Q = 0 there)."""
+def log_divergence(logp: np.ndarray, logq: np.ndarray, lam: float) -> float:
+    """1/(lam-1) log sum exp(lam logp + (1-lam) logq) over atoms with P > 0 (inf if Q = 0 there).
+
+    Source: seed 003 eq. 2 (Mironov 2017), in log space.
+    """
     keep = np.isfinite(logp)
     if np.any(~np.isfinite(logq[keep])):
         return math.inf
     return float(logsumexp(lam * logp[keep] + (1 - lam) * logq[keep])) / (lam - 1)
 
 
-def renyi_pmfs(p, q, lam):
-    """(D_lam(P||Q), D_lam(Q||P)) for each lam in ``lam`` (arrays), PMFs on one support."""
+def renyi_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
+               lam: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """(D_lam(P||Q), D_lam(Q||P)) for each lam in ``lam`` (arrays), PMFs on one support.
+
+    Source: seed 003 eq. 2 (Mironov 2017).
+    """
     p, q = v.pmf("p", p), v.pmf("q", q)
     if p.shape != q.shape:
         raise ValueError(f"p and q must have the same length, got {p.size} and {q.size}.")
@@ -43,10 +56,12 @@ def renyi_pmfs(p, q, lam):
     return (np.array([log_divergence(lp, lq, x) for x in lams]), np.array([log_divergence(lq, lp, x) for x in lams]))
 
 
-def renyi_pld(pld, lam):
+def renyi_pld(pld: PLD, lam: ArrayLike) -> np.ndarray:
     """D_lam(P||Q) = 1/(lam-1) log E_P[e^{(lam-1)L}] from the PLD of P w.r.t. Q (inf if inf_mass > 0).
 
     One direction only: D_lam(Q||P) needs the PLD of Q w.r.t. P (or Q << P and E_P[e^{-lam L}]).
+
+    Source: seed 003 eq. 2 (Mironov 2017) written with the loss L.
     """
     lams = check_orders(lam)
     if pld.inf_mass > 0:
@@ -61,10 +76,13 @@ def _log_moments(pld, lams):
     return np.array([float(logsumexp(lp + (x - 1) * L)) for x in lams])
 
 
-def renyi_pld_bracket(pld, lam, max_loss):
+def renyi_pld_bracket(pld: PLD, lam: ArrayLike, max_loss: float) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) arrays for D_lam(P||Q) when the PLD's +inf mass stands for cut atoms whose
     loss is at most ``max_loss`` (e.g. a tail cut of an eps-LDP-bounded pair): the cut atoms add
-    between 0 and inf_mass e^{(lam-1) max_loss} to E_P[e^{(lam-1)L}]."""
+    between 0 and inf_mass e^{(lam-1) max_loss} to E_P[e^{(lam-1)L}].
+
+    Source: seed 003 eq. 2 (Mironov 2017) with a bounded tail cut.
+    """
     lams = check_orders(lam)
     max_loss = v.real("max_loss", max_loss, 0.0, 700.0)
     lo = _log_moments(pld, lams)
@@ -72,13 +90,14 @@ def renyi_pld_bracket(pld, lam, max_loss):
     return np.maximum(lo, 0.0) / (lams - 1), (hi + 1e-12 * np.abs(hi) + 1e-300) / (lams - 1)   # rounding
 
 
-def gdp_rdp(mu, lam):
+def gdp_rdp(mu: float, lam: ArrayLike) -> np.ndarray:
     """mu-GDP -> (lam, mu^2 lam / 2)-RDP (Dong, Roth, Su 2022; seed 003 before Cor. 2)."""
     mu = v.real("mu", mu, lo=0.0)
     return 0.5 * mu ** 2 * check_orders(lam)
 
 
-def eps_from_rdp(lam, rdp, delta, method="improved"):
+def eps_from_rdp(lam: ArrayLike, rdp: Sequence[float] | np.ndarray, delta: float,
+                 method: Literal["standard", "improved"] = "improved") -> tuple[float, float]:
     """min over the orders of eps(delta) from an RDP curve (lam_i, rdp_i); returns (eps, lam*).
 
     standard (Mironov 2017, Prop. 3): eps = D + log(1/delta)/(lam-1).

@@ -17,12 +17,16 @@ Convention (seed 003 Def. A.1): for a rejection rule phi, alpha = E_P[phi] (type
 beta = 1 - E_Q[phi] (type II); T(P, Q)(alpha) = inf{beta : alpha_phi <= alpha}.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.types import ArrayLike
 
 
 def _pair(p, q):
@@ -40,7 +44,8 @@ def _alphas(alpha):
     return np.clip(alpha, 0.0, 1.0)
 
 
-def tradeoff_segments(p, q):
+def tradeoff_segments(p: Sequence[float] | np.ndarray,
+                      q: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The linear pieces of T(P, Q) for PMFs p, q on a common support (Lemma A.3).
 
     The most powerful tests reject outcomes in decreasing order of Q(o)/P(o) (outcomes with
@@ -58,12 +63,14 @@ def tradeoff_segments(p, q):
             np.bincount(group, weights=q, minlength=ratios.size))
 
 
-def tradeoff_pmfs(p, q):
+def tradeoff_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Breakpoints (alpha, beta) of T(P, Q), from (0, 1) to (1, 0); T is linear in between.
 
     alpha_j = the P-mass and 1 - beta_j the Q-mass of the first j pieces of
     :func:`tradeoff_segments`.  When Q has mass where P = 0 the first piece is vertical (alpha
     stays 0 while beta drops by that mass).
+
+    Source: seed 003 Def. A.1 and Lemma A.3.
     """
     da, db = tradeoff_segments(p, q)
     alpha = np.concatenate([[0.0], np.cumsum(da)])
@@ -72,8 +79,12 @@ def tradeoff_pmfs(p, q):
     return alpha, beta
 
 
-def tradeoff_at(p, q, alpha):
-    """T(P, Q)(alpha) for alpha in [0, 1], by interpolation between the breakpoints."""
+def tradeoff_at(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
+                alpha: ArrayLike) -> float | np.ndarray:
+    """T(P, Q)(alpha) for alpha in [0, 1], by interpolation between the breakpoints.
+
+    Source: seed 003 Def. A.1 and Lemma A.3.
+    """
     alpha = _alphas(alpha)
     a, b = tradeoff_pmfs(p, q)
     # At alpha = 0 the curve may jump (outcomes with P = 0): take the lowest beta there.
@@ -82,7 +93,7 @@ def tradeoff_at(p, q, alpha):
     return out if out.ndim else float(out)
 
 
-def renyi_from_tradeoff(da, db, lam):
+def renyi_from_tradeoff(da: Sequence[float] | np.ndarray, db: Sequence[float] | np.ndarray, lam: float) -> float:
     """Seed 003 Lemma A.1: D_lam = (1/(lam-1)) log int_0^1 |T'(x)|^{1-lam} dx, T piecewise linear.
 
     ``da``, ``db``: lengths and drops of the pieces of T (:func:`tradeoff_segments`); a piece of
@@ -100,7 +111,7 @@ def renyi_from_tradeoff(da, db, lam):
     return (top + math.log(math.fsum(np.exp(logs - top)))) / (lam - 1.0)
 
 
-def gaussian_tradeoff(mu, alpha):
+def gaussian_tradeoff(mu: float, alpha: ArrayLike) -> float | np.ndarray:
     """Seed 003 Lemma A.4 (Dong, Roth, Su 2022): T(N(m0, I), N(m1, I))(alpha) = Phi(Phi^{-1}(1-alpha) - mu),
 
     mu = ||m1 - m0||_2 >= 0, alpha in [0, 1].
@@ -111,7 +122,7 @@ def gaussian_tradeoff(mu, alpha):
     return out if out.ndim else float(out)
 
 
-def gdp_delta(mu, eps):
+def gdp_delta(mu: float, eps: float) -> float:
     """delta(eps) of mu-GDP (Dong, Roth, Su 2022, Cor. 2.13): the Gaussian mechanism with
     sensitivity 1 and sigma = 1/mu, :func:`gaussian_delta`.  1e-6 <= mu <= 1e3."""
     mu = v.real("mu", mu, 1e-6, 1e3)

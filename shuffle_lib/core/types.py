@@ -11,7 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from shuffle_lib.core.pld import PLD
+
+ArrayLike = float | Sequence[float] | np.ndarray
+"""A real or a 1-d collection of reals: what the functions vectorised over eps (delta, lam) accept."""
 
 
 class Bracket(tuple):

@@ -5,14 +5,18 @@ value received, so that bad input never turns into a NaN, a hang or a silently
 wrong answer.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
 PMF_TOL = 1e-9  # |sum(pmf) - 1| allowed before a PMF is rejected
 
 
-def real(name, x, lo=-math.inf, hi=math.inf, lo_open=False, hi_open=False):
+def real(name: str, x: object, lo: float = -math.inf, hi: float = math.inf, lo_open: bool = False,
+         hi_open: bool = False) -> float:
     """Return ``x`` as a float after checking ``lo <(=) x <(=) hi`` and not NaN."""
     try:
         v = float(x)
@@ -31,7 +35,7 @@ def real(name, x, lo=-math.inf, hi=math.inf, lo_open=False, hi_open=False):
     return v
 
 
-def reals(name, xs, **kw):
+def reals(name: str, xs: float | Sequence[float] | np.ndarray, **kw) -> np.ndarray:
     """Validate every entry of a scalar or sequence; return a 1-d float array."""
     arr = np.atleast_1d(np.asarray(xs, dtype=object))
     if arr.ndim != 1 or arr.size == 0:
@@ -39,7 +43,7 @@ def reals(name, xs, **kw):
     return np.array([real(name, x, **kw) for x in arr], dtype=float)
 
 
-def integer(name, x, lo=-math.inf, hi=math.inf):
+def integer(name: str, x: object, lo: float = -math.inf, hi: float = math.inf) -> int:
     """Return ``x`` as an int after checking it is integral and in ``[lo, hi]``."""
     if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
         if isinstance(x, (float, np.floating)) and float(x).is_integer():
@@ -51,12 +55,12 @@ def integer(name, x, lo=-math.inf, hi=math.inf):
     return int(x)
 
 
-def probability(name, x, open_left=True, open_right=True):
+def probability(name: str, x: object, open_left: bool = True, open_right: bool = True) -> float:
     """A probability in (0, 1) (ends open unless told otherwise)."""
     return real(name, x, 0.0, 1.0, lo_open=open_left, hi_open=open_right)
 
 
-def pmf(name, p):
+def pmf(name: str, p: Sequence[float] | np.ndarray) -> np.ndarray:
     """Check a PMF: 1-d, finite, non-negative, sums to 1 within ``PMF_TOL``."""
     try:
         arr = np.asarray(p, dtype=float)

@@ -30,8 +30,12 @@ the other users, tiny n and k) and :func:`delta_histogram_homogeneous` (the whol
 histogram when all other users share one value, exact on a sufficient statistic).
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import Literal
 
 import numpy as np
 from scipy.special import gammaln, logsumexp, xlogy
@@ -40,7 +44,7 @@ from scipy.stats import binom
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.pld import hockey_stick, pld_from_pmfs
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import PairModel
+from shuffle_lib.core.types import ArrayLike, PairModel
 
 _MAX_CLOSED_CELLS = 4_000_000  # (s, r) cells per chunk of the closed-form sums
 MAX_N_CLOSED = 20_000           # the closed forms cost O(n n_x0); beyond this use count_pmfs_exact
@@ -54,7 +58,7 @@ def _check(n, n_x0, eps0, k, n_max=10 ** 6):
     return n, n_x0, eps0, k
 
 
-def krr_probs(eps0, k):
+def krr_probs(eps0: float, k: int) -> tuple[float, float]:
     """(p, pbar) of k-RR (seed 002, Def. III.5): P(y = x) and P(y = y' != x)."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
@@ -62,17 +66,17 @@ def krr_probs(eps0, k):
     return math.exp(eps0) / d, 1.0 / d
 
 
-def kappa1(eps0, k):
+def kappa1(eps0: float, k: int) -> float:
     """kappa1 = e^eps0 (e^eps0 + k - 2)/(k - 1) (seed 002, eq. 3)."""
     return math.exp(eps0) * (math.exp(eps0) + k - 2) / (k - 1)
 
 
-def kappa2(eps0, k):
+def kappa2(eps0: float, k: int) -> float:
     """kappa2 = (k - 1)/(e^eps0 + k - 2) (seed 002, eq. 4)."""
     return (k - 1) / (math.exp(eps0) + k - 2)
 
 
-def log_kappa3(n, n_x0, eps0, k, s):
+def log_kappa3(n: int, n_x0: int, eps0: float, k: int, s: int | np.ndarray) -> float | np.ndarray:
     """log kappa3(s) = n_x0 log(k-1) + (n-n_x0-s) log(e^eps0+k-2) - n log(e^eps0+k-1) (eq. 5).
 
     kappa3 depends on s, although eq. 5 calls it a constant; vectorised over s.
@@ -93,13 +97,13 @@ def _logc(a, b):
     return out
 
 
-def log_mu(s, r, n, n_x0, eps0, k):
+def log_mu(s: int | np.ndarray, r: int | np.ndarray, n: int, n_x0: int, eps0: float, k: int) -> float | np.ndarray:
     """log mu(s, r) = log[C(n_x0, r) C(n - n_x0, s - r) kappa1^r] (Def. IV.2)."""
     r = np.asarray(r, dtype=float)
     return _logc(n_x0, r) + _logc(n - n_x0, np.asarray(s, dtype=float) - r) + r * math.log(kappa1(eps0, k))
 
 
-def tau(s, r, n, n_x0, eps0, k):
+def tau(s: int | np.ndarray, r: int | np.ndarray, n: int, n_x0: int, eps0: float, k: int) -> float | np.ndarray:
     """tau_r = kappa2 (n - n_x0) + (e^eps0 - kappa2)(s - r) (Def. IV.2; > 0 for r <= s)."""
     k2 = kappa2(eps0, k)
     return k2 * (n - n_x0) + (math.exp(eps0) - k2) * (np.asarray(s, dtype=float) - np.asarray(r, dtype=float))
@@ -128,7 +132,7 @@ def _closed_sums(n, n_x0, eps0, k):
     return out
 
 
-def log_count_pmfs_closed(n, n_x0, eps0, k):
+def log_count_pmfs_closed(n: int, n_x0: int, eps0: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """log P(S = s | D(x0)) (eq. 12) and log P(S = s | D(x1)) (eq. 13), s = 0..n (n <= 20000)."""
     n, n_x0, eps0, k = _check(n, n_x0, eps0, k, MAX_N_CLOSED)
     lmt, lm, _ = _closed_sums(n, n_x0, eps0, k)
@@ -136,7 +140,7 @@ def log_count_pmfs_closed(n, n_x0, eps0, k):
     return lk3 - math.log(n - n_x0) + lmt, lk3 + lm
 
 
-def v_s(n, n_x0, eps0, k, v_form="corrected"):
+def v_s(n: int, n_x0: int, eps0: float, k: int, v_form: Literal["corrected", "printed"] = "corrected") -> np.ndarray:
     """Privacy loss v_s of the count of x0, s = 0..n (Def. IV.1, eq. 15).
 
     ``"corrected"``: log of eq. 12 over eq. 13 (= eq. 15, second-to-last line).
@@ -157,7 +161,8 @@ def v_s(n, n_x0, eps0, k, v_form="corrected"):
 
 
 
-def delta_hat(eps, n, n_x0, eps0, k, v_form="corrected"):
+def delta_hat(eps: ArrayLike, n: int, n_x0: int, eps0: float, k: int,
+              v_form: Literal["corrected", "printed"] = "corrected") -> float | np.ndarray:
     """Biswas et al.'s delta_hat(eps) (seed 002, eq. 6): one direction, count of x0 only.
 
     sum_s 1{v_s > eps}(1 - e^{eps - v_s}) P(S=s|D(x0)), P from eq. 12, in log space.
@@ -181,12 +186,14 @@ def _nonzero(pmf):
     return pmf[nz[0]:nz[-1] + 1], int(nz[0])
 
 
-def count_pmfs_exact(n, n_x0, eps0, k):
+def count_pmfs_exact(n: int, n_x0: int, eps0: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The two laws of the count of x0, by direct convolution of Bernoulli/binomial PMFs.
 
     Independent of the closed forms: S|D(x_i) = Bern(q_i) + Bin(n_x0, p) + Bin(n-1-n_x0, pbar),
     q_0 = p, q_1 = pbar.  Direct (not FFT) convolution of non-negative terms keeps
     relative accuracy; only atoms below the double range (< 1e-308) are lost.
+
+    Source: seed 002 Def. IV.1 (the count of x0), Def. III.5.
     """
     n, n_x0, eps0, k = _check(n, n_x0, eps0, k)
     p, pb = krr_probs(eps0, k)
@@ -200,7 +207,8 @@ def count_pmfs_exact(n, n_x0, eps0, k):
     return p0, p1
 
 
-def delta_count_exact(eps, n, n_x0, eps0, k, direction="both"):
+def delta_count_exact(eps: ArrayLike, n: int, n_x0: int, eps0: float, k: int,
+                      direction: Literal["01", "10", "both"] = "both") -> float | np.ndarray:
     """Exact hockey-stick delta of the count of x0 (seed 000 Thm 5), per direction or max.
 
     direction: "01" = delta_{D(x0)/D(x1)} (the paper's eq. 14), "10" = reverse, "both" = max.
@@ -215,7 +223,7 @@ def delta_count_exact(eps, n, n_x0, eps0, k, direction="both"):
     return out if np.ndim(eps) else float(out[0])
 
 
-def delta_count_worst(eps, n, eps0, k):
+def delta_count_worst(eps: ArrayLike, n: int, eps0: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """max over n_x0 in [0, n-1] of the exact count delta (both directions): eq. 10's reading.
 
     Returns (delta array, argmax n_x0 array).  n convolutions of cost O(n^2): n <= 2000.
@@ -226,13 +234,15 @@ def delta_count_worst(eps, n, eps0, k):
     return all_d.max(axis=0), all_d.argmax(axis=0)
 
 
-def histogram_pmfs(counts_others, eps0, k):
+def histogram_pmfs(counts_others: Sequence[int], eps0: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Exact laws of the full released histogram under D(x0) and D(x1) (tiny n, k only).
 
     counts_others[j] = number of the other n - 1 users holding value j (x0 = 0, x1 = 1).
     Every user reports through k-RR; the output is the histogram h (Def. III.7 up to
     the factor 1/n), an array of shape (n+1,)*k, flattened.  Built by adding users
     one at a time (h -> h + e_y w.p. R(y|x)); cost n k (n+1)^k, capped at 2e6 cells.
+
+    Source: seed 002 Def. III.5, III.7.
     """
     counts = [v.integer("counts_others", c, lo=0) for c in counts_others]
     k = v.integer("k", k, lo=2, hi=8)
@@ -266,12 +276,15 @@ def _compositions(total, parts):
             yield (first,) + rest
 
 
-def delta_histogram_exact(eps, n, eps0, k):
+def delta_histogram_exact(eps: ArrayLike, n: int, eps0: float, k: int
+                          ) -> tuple[np.ndarray, list[tuple[int, ...] | None]]:
     """Tight delta of the full histogram release, worst case over the other users' data.
 
     Enumerates every composition of the n - 1 other users over the k values (up to
     exchanging the values 2..k-1), computes both directions exactly, and returns
     (delta array, list of the worst counts_others per eps).  Tiny n, k only.
+
+    Source: seed 002 Sec. IV (the full histogram release); seed 000 Thm 5.
     """
     eps_arr = v.reals("eps", eps, lo=0.0)
     n = v.integer("n", n, lo=2, hi=40)
@@ -288,7 +301,7 @@ def delta_histogram_exact(eps, n, eps0, k):
     return best, arg
 
 
-def delta_histogram_homogeneous(eps, n, eps0, k, z=2):
+def delta_histogram_homogeneous(eps: ArrayLike, n: int, eps0: float, k: int, z: int = 2) -> float | np.ndarray:
     """Tight delta of the full histogram when all n - 1 other users hold one value z.
 
     z = 0 (x0), 1 (x1) or 2 (a third value; needs k >= 3).  With q the others' report
@@ -299,6 +312,8 @@ def delta_histogram_homogeneous(eps, n, eps0, k, z=2):
     (n <= 200), (n+1)^2 for z < 2 (n <= 3000).  Both directions.  A lower bound on the
     worst case over the other users' data; z = 2 is the worst configuration in most
     exhaustive cases of the tests.
+
+    Source: seed 002 Sec. IV (the full histogram release); seed 000 Thm 5.
     """
     eps_arr = v.reals("eps", eps, lo=0.0)
     k = v.integer("k", k, lo=2, hi=10 ** 6)

@@ -12,29 +12,36 @@ the same in both directions by symmetry.  Evaluated in log space, so that
 delta down to 1e-300 and k up to 1e7 are exact to double precision.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
 from scipy.special import logsumexp
 
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.pld import pld_from_losses, pld_from_pmfs
+from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import PairModel
+from shuffle_lib.core.types import ArrayLike, PairModel
 from shuffle_lib.core.binomial import binom_logpmf
 
 
-def rr_pmfs(eps0):
-    """The pair (P, Q) of binary randomised response with parameter eps0 > 0."""
+def rr_pmfs(eps0: float) -> tuple[np.ndarray, np.ndarray]:
+    """The pair (P, Q) of binary randomised response with parameter eps0 > 0.
+
+    Source: Warner (1965); the worked example of seed 000 Sec. 2.
+    """
     eps0 = v.real("eps0", eps0, 0.0, 50.0, lo_open=True)
     a, b = 1.0 / (1.0 + math.exp(-eps0)), 1.0 / (1.0 + math.exp(eps0))  # b, not 1 - a: no underflow
     return np.array([a, b]), np.array([b, a])
 
 
-def rr_delta_exact(eps0, eps, k=1):
+def rr_delta_exact(eps0: float, eps: ArrayLike, k: int = 1) -> float | np.ndarray:
     """Tight delta(eps) of k-fold binary randomised response (binomial sum above).
 
     Vectorised over ``eps``; eps0 in (0, 50], eps >= 0, k in [1, 1e7].
+
+    Source: seed 000 Thm 5 / eq. 2.3 with delta(inf) = 0 (module docstring).
     """
     eps0 = v.real("eps0", eps0, 0.0, 50.0, lo_open=True)
     eps_arr = v.reals("eps", eps, lo=0.0)
@@ -52,8 +59,11 @@ def rr_delta_exact(eps0, eps, k=1):
     return out if np.ndim(eps) else float(out[0])
 
 
-def rr_composed_pld(eps0, k=1):
-    """The exact PLD of k-fold randomised response: mass Bin(k, a) at losses eps0 (2j - k)."""
+def rr_composed_pld(eps0: float, k: int = 1) -> PLD:
+    """The exact PLD of k-fold randomised response: mass Bin(k, a) at losses eps0 (2j - k).
+
+    Source: seed 000 Def. 4, eq. 2.2 (module docstring).
+    """
     eps0 = v.real("eps0", eps0, 0.0, 50.0, lo_open=True)
     k = v.integer("k", k, lo=1, hi=10 ** 7)
     j = np.arange(k + 1, dtype=float)

@@ -16,7 +16,7 @@ from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY, compose, delta_bracket_one, epsilon_bracket_one
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import Bracket, DirectModel
+from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel
 from shuffle_lib.mechanisms.clones.pairs import PAIRS, EPS0_PARAM, N_PARAM, delta_bracket_single, epsilon_bracket_single
 from shuffle_lib.mechanisms.clones.pld import clone_pld, clone_pld_binned, clone_pld_grid
 from shuffle_lib.mechanisms.clones.renyi import clone_rdp
@@ -89,8 +89,9 @@ def clone_model(n: int, eps0: float, compositions: int = 1, pair: str = "fmt21",
         info=info)
 
 
-def delta_bracket(n: int, eps0: float, eps: Sequence[float] | float, compositions: int = 1, pair: str = "fmt21",
-                  accuracy: float = DEFAULT_ACCURACY, rounds=None) -> list[Bracket]:
+def delta_bracket(n: int, eps0: float, eps: ArrayLike, compositions: int = 1, pair: str = "fmt21",
+                  accuracy: float = DEFAULT_ACCURACY,
+                  rounds: Sequence[tuple[int, float, int]] | None = None) -> list[Bracket]:
     """Certified Brackets for delta(eps) of `compositions` rounds (adaptive: seed 001 Cor. 3);
     :func:`clone_model` through :func:`shuffle_lib.core.evaluate.delta_brackets`."""
     eps = np.atleast_1d(eps)
@@ -98,8 +99,9 @@ def delta_bracket(n: int, eps0: float, eps: Sequence[float] | float, composition
     return evaluate.delta_brackets(clone_model(n, eps0, compositions, pair, accuracy, rounds), eps)
 
 
-def epsilon_bracket(n: int, eps0: float, delta: Sequence[float] | float, compositions: int = 1, pair: str = "fmt21",
-                    accuracy: float = DEFAULT_ACCURACY, rounds=None) -> list[Bracket]:
+def epsilon_bracket(n: int, eps0: float, delta: ArrayLike, compositions: int = 1, pair: str = "fmt21",
+                    accuracy: float = DEFAULT_ACCURACY,
+                    rounds: Sequence[tuple[int, float, int]] | None = None) -> list[Bracket]:
     """Certified Brackets for eps(delta) of `compositions` rounds; see :func:`delta_bracket`."""
     delta = np.atleast_1d(delta)
     v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)

@@ -17,6 +17,8 @@ method, and Erlingsson et al. (2019).
   delta in (0, 1/100) and n > 1000, eps = 12 eps0 sqrt(log(1/delta) / n).
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
@@ -45,12 +47,14 @@ def _delta_c(n, eps0, c, eps, pair):
     return np.maximum(tp - math.exp(eps) * tq, 0.0)
 
 
-def feldman_delta(n, eps0, eps, step=None, pair="fmt21"):
+def feldman_delta(n: int, eps0: float, eps: float, step: int | None = None, pair: str = "fmt21") -> Bracket:
     """FMT21's numerical method: Bracket(lower, upper) for delta(eps) of the (full) clones pair.
 
     step: block width in c (default: the standard deviation of C / 20, at least 1; the
     authors' example uses 100 at n = 1e5).  Vectorised over blocks; the outward visiting
     order and the stopping rule are applied to cumulative sums.
+
+    Source: Feldman et al. 2021, Sec. 4 (numerical method) on the pair of Thm 3.2; seed 000 Sec. 5.3.
     """
     n = v.integer("n", n, lo=1)
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
@@ -74,8 +78,12 @@ def feldman_delta(n, eps0, eps, step=None, pair="fmt21"):
     return Bracket(float(low[j]), float(min(1.0, up[j] + max(0.0, left[j]))))
 
 
-def feldman_epsilon(n, eps0, delta, step=None, num_iterations=20, pair="fmt21"):
-    """eps(delta) by bisection on [0, eps0] (num_iterations steps): Bracket(lower, upper)."""
+def feldman_epsilon(n: int, eps0: float, delta: float, step: int | None = None, num_iterations: int = 20,
+                    pair: str = "fmt21") -> Bracket:
+    """eps(delta) by bisection on [0, eps0] (num_iterations steps): Bracket(lower, upper).
+
+    Source: Feldman et al. 2021, Sec. 4; seed 001 Sec. 3.3.
+    """
     delta = v.probability("delta", delta)
     num_iterations = v.integer("num_iterations", num_iterations, lo=1, hi=200)
     out = []

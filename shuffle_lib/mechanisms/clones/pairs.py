@@ -27,7 +27,10 @@ a for fixed s, so delta(eps) = sum_s P(S=s) delta_s(eps) needs only binomial tai
 s: this module's exact and fast route.  Both directions have the same PLD (a -> s-a).
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +59,7 @@ PAIRS = {
                     "seed 000 eq. 5.1-5.2"),
 }
 MAX_N = 10 ** 9
+Prepared = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]   # prepare's arrays
 
 # the parameters every clones-pair shuffler declares (shuffle_lib.core.registry)
 N_PARAM = Param("n", int, "number of users, the differing one included", lo=1, hi=MAX_N, more_private="up")
@@ -63,7 +67,8 @@ EPS0_PARAM = Param("eps0", float, "LDP parameter of the local randomiser, in (0,
                    more_private="down")
 
 
-def check_params(n, eps0, pair):
+def check_params(n: int, eps0: float, pair: str) -> tuple[int, float, Pair]:
+    """(n, eps0, the Pair named ``pair``) validated: n in [1, MAX_N], eps0 in (0, 30], pair a key of PAIRS."""
     n = v.integer("n", n, lo=1, hi=MAX_N)
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     if pair not in PAIRS:
@@ -71,21 +76,25 @@ def check_params(n, eps0, pair):
     return n, eps0, PAIRS[pair]
 
 
-def clone_probability(eps0, pair="fmt21"):
+def clone_probability(eps0: float, pair: str = "fmt21") -> float:
     """p_clone: e^-eps0 (fmt21, koskela; seed 000 eq. 5.2) or 2/(e^eps0+1) (stronger)."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     return 2.0 / (math.exp(eps0) + 1.0) if pair == "stronger" else math.exp(-eps0)
 
 
-def report_probability(eps0):
+def report_probability(eps0: float) -> float:
+    """q = e^eps0/(e^eps0 + 1), the law of Delta (seed 000 eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2)."""
     return 1.0 / (1.0 + math.exp(-eps0))
 
 
-def shared_weights(n, eps0, pr, s):
+def shared_weights(n: int, eps0: float, pr: Pair, s: int | np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """P(S=s) and the weights (al, be, ga) of the conditional pair at S = s (arrays).
 
     Binomial masses come from scipy's binom.pmf: binom.logpmf and gammaln sums lose ~1e-8
     relative at n = 1e7 (~2e-7 at 1e8) to cancellation in gammaln(n+1).
+
+    Source: seed 000 Lemmas B.1-B.3 (rewritten in the module docstring), eq. B.6.
     """
     p = clone_probability(eps0, pr.name)
     q = report_probability(eps0)
@@ -102,7 +111,8 @@ def shared_weights(n, eps0, pr, s):
     return ps, w, 0.0 * w, 1.0 - w
 
 
-def loss(s, a, al, be, ga):
+def loss(s: int | np.ndarray, a: int | np.ndarray, al: float | np.ndarray, be: float | np.ndarray,
+         ga: float | np.ndarray) -> np.ndarray:
     """log P_s(a)/Q_s(a) = log((2 al a + 2 be (s-a) + ga s) / (2 al (s-a) + 2 be a + ga s)).
 
     Seed 000 Lemma 12 / eq. 5.5 (koskela: al = w, be = 0, ga = 1-w) and its fmt21 analogue
@@ -115,8 +125,12 @@ def loss(s, a, al, be, ga):
         return np.where(s == 0, 0.0, np.log(num) - np.log(den))
 
 
-def conditional_tails(s, k, al, be, ga):
-    """sum_{a >= k} P_s(a) and sum_{a >= k} Q_s(a), via Bin(s-1,1/2) and Bin(s,1/2) tails."""
+def conditional_tails(s: int | np.ndarray, k: int | np.ndarray, al: float | np.ndarray, be: float | np.ndarray,
+                      ga: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """sum_{a >= k} P_s(a) and sum_{a >= k} Q_s(a), via Bin(s-1,1/2) and Bin(s,1/2) tails.
+
+    Source: seed 000 Lemmas B.1-B.3 (P_s, Q_s of the module docstring).
+    """
     f0 = binom.sf(k - 1, s - 1, 0.5)                    # P(Bin(s-1) >= k)
     f1 = f0 + binom.pmf(k - 1, s - 1, 0.5)              # P(1 + Bin(s-1) >= k)
     fn = binom.sf(k - 1, s, 0.5) if np.any(ga) else 0.0  # P(Bin(s) >= k)
@@ -125,8 +139,12 @@ def conditional_tails(s, k, al, be, ga):
     return al * f1 + be * f0 + ga * fn, al * f0 + be * f1 + ga * fn
 
 
-def loss_threshold(s, al, be, ga, eps):
-    """Smallest a with loss > eps (the loss is increasing in a since al > be)."""
+def loss_threshold(s: int | np.ndarray, al: float | np.ndarray, be: float | np.ndarray, ga: float | np.ndarray,
+                   eps: float) -> np.ndarray:
+    """Smallest a with loss > eps (the loss is increasing in a since al > be).
+
+    Source: seed 000 Lemma 12 / eq. 5.5 (the loss increasing in a).
+    """
     e = math.exp(eps)
     gap = al - be
     flat = gap <= 0                      # s = 0 of the koskela pair: P_0 = Q_0, loss 0
@@ -135,8 +153,11 @@ def loss_threshold(s, al, be, ga, eps):
     return np.clip(np.floor(x) + 1, 0, s + 1).astype(np.int64)
 
 
-def s_range(n, eps0, pr, tau):
-    """Range of S kept (Chernoff range of C at tail tau, widened by 1); the exact mass left out."""
+def s_range(n: int, eps0: float, pr: Pair, tau: float) -> tuple[int, int, float]:
+    """Range of S kept (Chernoff range of C at tail tau, widened by 1); the exact mass left out.
+
+    Source: the range of S of seed 000 eq. 5.1-5.2, cut by Chernoff tails.
+    """
     p = clone_probability(eps0, pr.name)
     lo, hi = (int(x[0]) for x in tail_range(n - 1, p, tau))
     lo, hi = max(lo - 1, 0), min(hi + 1, n - 1)
@@ -149,7 +170,7 @@ def s_range(n, eps0, pr, tau):
     return lo, hi + 1, float(out)
 
 
-def delta_inf(n, eps0, pair="fmt21"):
+def delta_inf(n: int, eps0: float, pair: str = "fmt21") -> float:
     """delta_{P/Q}(inf) = P-mass where Q = 0, in closed form.
 
     koskela: P(A + Delta = n) = q (p/2)^(n-1) = (1/2)^(n-1) e^{-(n-2) eps0}/(e^eps0+1) (seed 000,
@@ -161,18 +182,22 @@ def delta_inf(n, eps0, pair="fmt21"):
     return math.exp(math.log(report_probability(eps0)) + (n - 1) * (math.log(clone_probability(eps0, pair)) - math.log(2)))
 
 
-def prepare(n, eps0, pr, tau):
+def prepare(n: int, eps0: float, pr: Pair, tau: float) -> Prepared:
+    """The arrays :func:`bracket_at` reads: (s, P(S=s), al, be, ga) over :func:`s_range`, and the S-mass left out."""
     s_lo, s_hi, out = s_range(n, eps0, pr, tau)
     s = np.arange(s_lo, s_hi + 1)
     ps, al, be, ga = shared_weights(n, eps0, pr, s)
     return s, ps, al, be, ga, out
 
 
-def bracket_at(prep, eps, slope=False):
+def bracket_at(prep: Prepared, eps: float, slope: bool = False
+               ) -> tuple[float, float] | tuple[float, float, float, float]:
     """Certified (lower, upper) of delta(eps) from prepared arrays (see delta_bracket_single).
 
     slope=True also returns the central value and d delta / d eps = -e^eps sum_s P(S=s)
     T^Q_s(a*_s) (the boundary terms vanish), for the Newton steps of epsilon_bracket_single.
+
+    Source: seed 000 Thm 5 with Lemmas B.1-B.3 (module docstring).
     """
     s, ps, al, be, ga, out = prep
     k = loss_threshold(s, al, be, ga, eps)
@@ -185,7 +210,7 @@ def bracket_at(prep, eps, slope=False):
     return (lo, hi, val, -e * mq) if slope else (lo, hi)
 
 
-def delta_bracket_single(n, eps0, eps, pair="fmt21", tau=None):
+def delta_bracket_single(n: int, eps0: float, eps: float, pair: str = "fmt21", tau: float | None = None) -> Bracket:
     """Certified Bracket for the single-round delta(eps) of the pair, O(#s) binomial tails.
 
     delta = sum_s P(S=s) [T_P(a*_s) - e^eps T_Q(a*_s)] over the kept range of s (a*_s the first
@@ -193,6 +218,8 @@ def delta_bracket_single(n, eps0, eps, pair="fmt21", tau=None):
     tails, <= 2 tau) is added to the upper side; a relative 1e-12 of the summed magnitudes
     covers rounding.  Both directions coincide.  tau=None: 1e-30, then once more with
     tau = 1e-12 x (lower end) if the left-out mass dominates the bracket.
+
+    Source: seed 000 Thm 5, eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2.
     """
     n, eps0, pr = check_params(n, eps0, pair)
     eps = v.real("eps", eps, lo=0.0)
@@ -203,13 +230,16 @@ def delta_bracket_single(n, eps0, eps, pair="fmt21", tau=None):
     return Bracket(lo, hi)
 
 
-def epsilon_bracket_single(n, eps0, delta, pair="fmt21", tau=None):
+def epsilon_bracket_single(n: int, eps0: float, delta: float, pair: str = "fmt21",
+                           tau: float | None = None) -> Bracket:
     """Certified Bracket for the single-round eps(delta); upper = inf if no finite eps works.
 
     upper: an eps verified to have delta_upper(eps) <= delta; lower: an eps verified to have
     delta_lower(eps) > delta (or 0).  The root of log delta(eps) = log delta is found by
     safeguarded Newton steps (the slope is free, see :func:`bracket_at`), then both ends are
     nudged outwards until verified: about ten evaluations of O(#s) binomial tails.
+
+    Source: seed 000 Thm 5, eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2.
     """
     n, eps0, pr = check_params(n, eps0, pair)
     delta = v.probability("delta", delta)
@@ -263,8 +293,11 @@ def _root(prep, delta, top, x=0.0):
     return 0.5 * (a + b), 1e-12 * top
 
 
-def clone_top_loss(n, eps0, pr):
-    """An eps above every finite loss: eps0 for the full pairs, the loss at (n-1, 0) otherwise."""
+def clone_top_loss(n: int, eps0: float, pr: Pair) -> float:
+    """An eps above every finite loss: eps0 for the full pairs, the loss at (n-1, 0) otherwise.
+
+    Source: seed 000 eq. 5.5 (koskela) and Feldman et al. 2021 (full pairs: loss <= eps0).
+    """
     if pr.full:
         return eps0
     # koskela: the loss log(2 w/(1-w)) at a = s = n-1, w from the odds in shared_weights
@@ -272,11 +305,14 @@ def clone_top_loss(n, eps0, pr):
     return math.log(2 * max(n - 1, 1) * math.exp(eps0) * (1 - p) / p) * (1 + 1e-12) + 1e-12
 
 
-def decomposition_holds(R, eps0, pair="fmt21", tol=1e-12):
+def decomposition_holds(R: Sequence[Sequence[float]] | np.ndarray, eps0: float, pair: str = "fmt21",
+                        tol: float = 1e-12) -> bool:
     """Does R(x) >= p_clone/2 (R(x0) + R(x1)) hold for all rows x and all x0 != x1 of the matrix R?
 
     The clone decomposition behind each pair (p_clone = e^-eps0: fmt21, koskela; 2/(e^eps0+1):
     stronger).  R[x, y] = P(R(x) = y); rows must be eps0-LDP.
+
+    Source: Feldman et al. 2021 Thm 3.2; Feldman et al. 2023 (stronger).
     """
     R = np.asarray(R, dtype=float)
     p = clone_probability(eps0, pair)

@@ -18,17 +18,20 @@ first count (see :mod:`shuffle_lib.clones`).  Three constructions:
   O(#s x bins) work instead of O(n) atoms.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Literal
 
 import numpy as np
 from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import tail_range
-from shuffle_lib.mechanisms.clones.pairs import check_params, s_range, shared_weights, conditional_tails, clone_top_loss, clone_probability, loss
-from shuffle_lib.core.pld import pld_from_losses, pld_from_pmfs
+from shuffle_lib.mechanisms.clones.pairs import Pair, check_params, s_range, shared_weights, conditional_tails, clone_top_loss, clone_probability, loss
+from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs
 
-def atoms_at(n, eps0, pr, s, a):
+def atoms_at(n: int, eps0: float, pr: Pair, s: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """P(s, a), Q(s, a) for arrays of atoms (seed 000 eq. 5.7-5.8, Lemma B.3), by binom.pmf.
 
     Atoms below the double range (< 1e-308) underflow to 0: at most #atoms x 1e-308 of mass.
@@ -41,8 +44,11 @@ def atoms_at(n, eps0, pr, s, a):
     return nn * num, nn * den
 
 
-def clone_pmfs(n, eps0, pair="fmt21"):
-    """The pair (P, Q) on all atoms (s, a), flattened in the order of s then a; O(n^2), n <= 3000."""
+def clone_pmfs(n: int, eps0: float, pair: str = "fmt21") -> tuple[np.ndarray, np.ndarray]:
+    """The pair (P, Q) on all atoms (s, a), flattened in the order of s then a; O(n^2), n <= 3000.
+
+    Source: seed 000 eq. 5.7-5.9.
+    """
     n, eps0, pr = check_params(n, eps0, pair)
     if n > 3000:
         raise ValueError(f"n must be <= 3000 for the O(n^2) enumeration, got n={n}.")
@@ -52,12 +58,12 @@ def clone_pmfs(n, eps0, pair="fmt21"):
     return atoms_at(n, eps0, pr, s, a)
 
 
-def clone_pld_exact(n, eps0, pair="fmt21"):
+def clone_pld_exact(n: int, eps0: float, pair: str = "fmt21") -> PLD:
     """The exact PLD omega_{P/Q} (= omega_{Q/P}) by full enumeration (seed 000 eq. 5.9)."""
     return pld_from_pmfs(*clone_pmfs(n, eps0, pair))
 
 
-def term_counts(n, eps0, tau, pair="fmt21"):
+def term_counts(n: int, eps0: float, tau: float, pair: str = "fmt21") -> dict[str, int]:
     """Atoms kept by the truncations: (full, one-level Hoeffding, two-level Hoeffding, quantiles).
 
     full: sum over s of (s+1).  One level (seed 000 Sec. 5.2): s in S_c = (p +- c)(n-1),
@@ -98,8 +104,12 @@ def _window(n, eps0, pr, tau):
     return s, a_lo, a_hi, (ps, al, be, ga), out_s + math.fsum(ps * ((1.0 - t_lo) + t_hi))
 
 
-def kept_atoms(n, eps0, pr, tau, max_atoms=10 ** 9):
-    """Kept atoms (s, a) and the exact P-mass dropped (S tails + a tails per s)."""
+def kept_atoms(n: int, eps0: float, pr: Pair, tau: float, max_atoms: int = 10 ** 9
+               ) -> tuple[np.ndarray, np.ndarray, float]:
+    """Kept atoms (s, a) and the exact P-mass dropped (S tails + a tails per s).
+
+    Source: seed 001 Lemma 6 with exact binomial quantiles.
+    """
     s, a_lo, a_hi, _, dropped = _window(n, eps0, pr, tau)
     counts = a_hi - a_lo + 1
     if counts.sum() > max_atoms:
@@ -110,7 +120,8 @@ def kept_atoms(n, eps0, pr, tau, max_atoms=10 ** 9):
     return ss, aa, dropped
 
 
-def clone_pld(n, eps0, pair="fmt21", tau=1e-18, side="upper", max_atoms=8_000_000):
+def clone_pld(n: int, eps0: float, pair: str = "fmt21", tau: float = 1e-18,
+              side: Literal["upper", "lower", "top"] = "upper", max_atoms: int = 8_000_000) -> tuple[PLD, dict]:
     """Truncated PLD with certified dropped mass (seed 001 Lemma 6 with exact quantiles).
 
     side: "upper" (dropped mass -> inf_mass), "lower" (omitted) or "top" (one atom at the
@@ -133,7 +144,8 @@ def clone_pld(n, eps0, pair="fmt21", tau=1e-18, side="upper", max_atoms=8_000_00
     return pld_from_losses(losses, probs, min(inf, 1.0)), info
 
 
-def clone_pld_grid(n, eps0, h, side, pair="fmt21", tau=1e-18):
+def clone_pld_grid(n: int, eps0: float, h: float, side: Literal["upper", "lower"], pair: str = "fmt21",
+                   tau: float = 1e-18) -> tuple[PLD, dict]:
     """PLD on the grid k h: each atom's loss rounded up ("upper") or down ("lower"), by binomial tails.
 
     For each s the atoms with loss in (k h, (k+1) h] are a in [t_k, t_{k+1}), t_k the first a
@@ -141,6 +153,8 @@ def clone_pld_grid(n, eps0, h, side, pair="fmt21", tau=1e-18):
     mass -> inf_mass: dominates the exact PLD in every composition; lower: put at k h, dropped
     mass omitted: dominated.  Thresholds are shifted by 1e-9 h to the safe side against rounding.
     Returns (PLD, info).
+
+    Source: seed 000 eq. 5.9 and Thm 5 (rounding up dominates, down is dominated).
     """
     n, eps0, pr = check_params(n, eps0, pair)
     h = v.real("h", h, 0.0, 1.0, lo_open=True)
@@ -186,7 +200,8 @@ def _thr_vec(s, al, be, ga, x):
     return np.clip(np.floor(y) + 1, 0, s + 1).astype(np.int64)
 
 
-def clone_pld_binned(n, eps0, h, pair="fmt21", tau=1e-18, max_atoms=400_000_000, chunk=2_000_000):
+def clone_pld_binned(n: int, eps0: float, h: float, pair: str = "fmt21", tau: float = 1e-18,
+                     max_atoms: int = 400_000_000, chunk: int = 2_000_000) -> tuple[PLD, PLD]:
     """(upper, lower) PLDs on the grid k h from the exact atoms of :func:`clone_pld`, binned in chunks.
 
     The same dominating / dominated pair as :func:`clone_pld_grid` (each kept atom's loss rounded
@@ -194,6 +209,8 @@ def clone_pld_binned(n, eps0, h, pair="fmt21", tau=1e-18, max_atoms=400_000_000,
     mass to +inf for "upper" only), but with O(#atoms) work and O(#bins) memory instead of
     O(#s x #bins): the cheaper choice when the grid is fine and n is large (n = 1e6, h = 5e-7:
     about 2e7 atoms against 5e8 cells).  A progress bar shows on a terminal.
+
+    Source: seed 000 eq. 5.9 and Thm 5 (rounding up dominates, down is dominated).
     """
     from tqdm import tqdm
     n, eps0, pr = check_params(n, eps0, pair)

@@ -12,6 +12,8 @@ The generic tools (``renyi_pmfs``, ``renyi_pld``, ``eps_from_rdp``) are in :mod:
 the closed-form bounds of seed 003 (Cor. 2) and Girgis et al. (eq. 5, 6) in :mod:`shuffle_lib.bounds.renyi`.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
@@ -21,7 +23,7 @@ from scipy.stats import binom
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_logpmf
 from shuffle_lib.mechanisms.clones.pairs import check_params, report_probability, shared_weights, clone_top_loss, delta_inf
-from shuffle_lib.core.types import Bracket
+from shuffle_lib.core.types import ArrayLike, Bracket
 from shuffle_lib.mechanisms.clones.pld import kept_atoms
 from shuffle_lib.core.renyi import check_orders, log_divergence
 
@@ -48,7 +50,7 @@ def _log_atoms(n, eps0, pr, tau):
     return lp[ok], lq[ok], dropped + 1e-308 * int(np.count_nonzero(~ok))
 
 
-def clone_rdp(n, eps0, lam, pair="fmt21", tau=None):
+def clone_rdp(n: int, eps0: float, lam: ArrayLike, pair: str = "fmt21", tau: float | None = None) -> list[Bracket]:
     """Certified Brackets for D_lam(P||Q) = D_lam(Q||P) of a clones pair, one per lam.
 
     S = E_P[e^{(lam-1)L}] is summed as 1 + sum P expm1((lam-1) L) over the kept atoms; the dropped
@@ -58,6 +60,8 @@ def clone_rdp(n, eps0, lam, pair="fmt21", tau=None):
     tau=None picks tau = e^{-(lam_max-1) eps0 - 45} (clipped to [1e-300, 1e-18]), so the truncation
     part of the slack is below ~1e-19 of S and rounding dominates: relative widths <= 2e-9 at
     n = 1e4 (benchmarks/renyi.py).  ``koskela`` has Q = 0 atoms: D_lam(P||Q) = inf.
+
+    Source: seed 003 eq. 2 on the clones pair (Feldman et al. 2021 Thm 3.2).
     """
     n, eps0, pr = check_params(n, eps0, pair)
     lams = check_orders(lam)
@@ -90,7 +94,7 @@ def _bracket_one(lp, L, d, lam, top):
     return max(0.0, s - 1e-12) / x, (float(hi) + 1e-12) / x
 
 
-def chen_pmfs(n, eps0, p_delta=None):
+def chen_pmfs(n: int, eps0: float, p_delta: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Seed 003 App. A.1 (proof of Thm 1): P2 = (A+Delta, C-A+1-Delta), Q2 = (A+1-Delta, C-A+Delta),
 
     C ~ Bin(n-1, e^-eps0), A ~ Bin(C, 1/2), Delta ~ Bern(p_delta), p_delta = e^-eps0 by default (the
@@ -109,7 +113,7 @@ def chen_pmfs(n, eps0, p_delta=None):
     return c * (p * first + (1 - p) * second), c * (p * second + (1 - p) * first)
 
 
-def chen_printed_logpmfs(n, eps0, p_delta=None):
+def chen_printed_logpmfs(n: int, eps0: float, p_delta: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """log PMFs of seed 003 Thm 1's pair *as printed*: P = (A, C-A+Delta), Q = (A+Delta, C-A),
 
     C ~ Bin(n-1, e^-eps0), A ~ Bin(C, 1/2), Delta ~ Bern(p_delta) independent, p_delta = e^-eps0 by
@@ -134,7 +138,8 @@ def chen_printed_logpmfs(n, eps0, p_delta=None):
     return np.logaddexp(both, lp), np.logaddexp(both, lq)
 
 
-def chen_printed_rdp(n, eps0, lam, p_delta=None):
+def chen_printed_rdp(n: int, eps0: float, lam: ArrayLike,
+                     p_delta: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(D_lam(P||Q), D_lam(Q||P)) of :func:`chen_printed_logpmfs`, arrays over lam (inf where a
     direction has mass where the other pair member has none)."""
     lp, lq = chen_printed_logpmfs(n, eps0, p_delta)
@@ -142,13 +147,15 @@ def chen_printed_rdp(n, eps0, lam, p_delta=None):
     return np.array([log_divergence(lp, lq, x) for x in lams]), np.array([log_divergence(lq, lp, x) for x in lams])
 
 
-def shuffled_rr_logpmfs(n, eps0):
+def shuffled_rr_logpmfs(n: int, eps0: float) -> tuple[np.ndarray, np.ndarray]:
     """log PMFs of the shuffled binary randomised response (a real eps0-LDP shuffler), O(n).
 
     The other n-1 users hold 0; the differing user holds 1 (P) or 0 (Q); the shuffler's output is
     the count K of reported ones: K = Bin(n-1, 1-q) + Bern(q) under P, + Bern(1-q) under Q,
     q = e^eps0/(e^eps0+1).  Its RDP is attained by a real mechanism, so it lower-bounds the
     worst-case RDP of shuffled eps0-LDP processes (and the clones pair upper-bounds it).
+
+    Source: binary randomised response (Warner 1965), shuffled; the lower-bound mechanism of seed 003's comparisons.
     """
     n = v.integer("n", n, lo=1, hi=10 ** 8)
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
@@ -158,14 +165,17 @@ def shuffled_rr_logpmfs(n, eps0):
     return np.logaddexp(lq + lb1, l1q + lb0), np.logaddexp(l1q + lb1, lq + lb0)
 
 
-def shuffled_rr_rdp(n, eps0, lam):
-    """(D_lam(P||Q), D_lam(Q||P)) of :func:`shuffled_rr_logpmfs`, arrays over lam."""
+def shuffled_rr_rdp(n: int, eps0: float, lam: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """(D_lam(P||Q), D_lam(Q||P)) of :func:`shuffled_rr_logpmfs`, arrays over lam.
+
+    Source: seed 003 eq. 2 on :func:`shuffled_rr_logpmfs`.
+    """
     lp, lq = shuffled_rr_logpmfs(n, eps0)
     lams = check_orders(lam)
     return np.array([log_divergence(lp, lq, x) for x in lams]), np.array([log_divergence(lq, lp, x) for x in lams])
 
 
-def chen_thm1_check(n, eps0, t):
+def chen_thm1_check(n: int, eps0: float, t: float) -> dict[str, float]:
     """Seed 003 Thm 1 / Lemma A.5 formulas against direct enumeration of the proof's pair, at threshold t.
 
     Reject when a > t b; P2 = (A+Delta, C-A+1-Delta), Q2 = (A+1-Delta, C-A+Delta), Delta ~ Bern(p),

@@ -19,6 +19,8 @@ b = gamma + b', b' = (1-gamma) p / 2, so the binomial-tail machinery of
 :mod:`shuffle_lib.clones` applies unchanged (the loss is still increasing in a for fixed s).
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
@@ -29,8 +31,8 @@ from shuffle_lib.core.binomial import tail_range
 from shuffle_lib.mechanisms.clones.pairs import Pair, EPS0_PARAM, N_PARAM, bracket_at, s_range, conditional_tails, clone_probability, loss
 from shuffle_lib.core import evaluate
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import Bracket, PairModel
-from shuffle_lib.core.pld import pld_from_losses
+from shuffle_lib.core.types import ArrayLike, Bracket, PairModel
+from shuffle_lib.core.pld import PLD, pld_from_losses
 
 SUB = Pair("subsampled", True, "every eps0-LDP randomiser, fixed-size subset per round", "this module")
 
@@ -58,17 +60,23 @@ def _prep(n, m, eps0, tau):
     return s, binom.pmf(s - 1, m - 1, clone_probability(eps0)), al * one, be * one, 0.0 * one, out
 
 
-def subsampled_delta(n, m, eps0, eps, tau=1e-30):
-    """Certified Bracket for the single-round delta(eps) of the subsampled shuffler (both directions)."""
+def subsampled_delta(n: int, m: int, eps0: float, eps: float, tau: float = 1e-30) -> Bracket:
+    """Certified Bracket for the single-round delta(eps) of the subsampled shuffler (both directions).
+
+    Source: seed 001 Sec. 3.4 (subsampled rounds); this module's pair.
+    """
     n, m, eps0 = _check(n, m, eps0)
     eps = v.real("eps", eps, lo=0.0)
     return Bracket(*bracket_at(_prep(n, m, eps0, v.real("tau", tau, 1e-300, 1e-3)), eps))
 
 
-def subsampled_pld(n, m, eps0, tau=1e-18):
+def subsampled_pld(n: int, m: int, eps0: float, tau: float = 1e-18) -> tuple[PLD, dict]:
     """PLD of the subsampled pair (both directions equal): count-space atoms of the kept range,
     the loss-0 atom of L, and the dropped mass (<= 2 tau + a tails) as one atom at eps0 (see
-    clone_pld 'top').  Returns (PLD, info)."""
+    clone_pld 'top').  Returns (PLD, info).
+
+    Source: seed 001 Sec. 3.4 (subsampled rounds); this module's pair.
+    """
     n, m, eps0 = _check(n, m, eps0)
     s, ps, al, be, ga, out = _prep(n, m, eps0, tau)
     lo, _ = tail_range(np.maximum(s - 1, 0), 0.5, 1e-19)
@@ -93,8 +101,12 @@ def subsampled_pld(n, m, eps0, tau=1e-18):
     return pld_from_losses(losses, probs, 0.0), {"atoms": int(probs.size), "dropped": dropped}
 
 
-def subsampled_epsilon(n, m, eps0, delta, compositions=1, accuracy=2e-3):
-    """Certified Brackets for eps(delta) of `compositions` rounds (seed 001 Cor. 3 with this pair)."""
+def subsampled_epsilon(n: int, m: int, eps0: float, delta: ArrayLike, compositions: int = 1,
+                       accuracy: float = 2e-3) -> list[Bracket]:
+    """Certified Brackets for eps(delta) of `compositions` rounds (seed 001 Cor. 3 with this pair).
+
+    Source: seed 001 Sec. 3.4 (subsampled rounds), Cor. 3; this module's pair.
+    """
     return evaluate.epsilon_brackets(subsampled_model(n, m, eps0), delta, compositions, accuracy=accuracy)
 
 

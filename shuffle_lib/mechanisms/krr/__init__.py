@@ -12,9 +12,6 @@ all go through it and :mod:`shuffle_lib.core.evaluate`.  Balle et al.'s closed-f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
-
 import numpy as np
 
 from shuffle_lib.bounds.closed_forms import (advanced_composition, balle_epsilon,  # noqa: F401  (seed 000 Fig. 1)
@@ -22,14 +19,12 @@ from shuffle_lib.bounds.closed_forms import (advanced_composition, balle_epsilon
 from shuffle_lib.bounds.closed_forms import balle_krr_delta as balle_delta  # noqa: F401
 from shuffle_lib.core import evaluate
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import Bracket, PairModel
+from shuffle_lib.core.types import ArrayLike, Bracket, PairModel
 from shuffle_lib.mechanisms.krr import large
-from shuffle_lib.mechanisms.krr.base import (MAX_ATOMS, TAIL, KrrPLD, adversary_pld,  # noqa: F401
+from shuffle_lib.mechanisms.krr.base import (MAX_ATOMS, TAIL, Adversary, KrrPLD, adversary_pld,  # noqa: F401
                                              check_params, eps0_from_gamma, gamma_from_eps0,
                                              hockey_stick_pair, krr_pmfs, krr_probs, strong_pld, weak_loss,
                                              weak_pld)
-
-Adversary = Literal["strong", "weak"]
 
 MODEL_TAIL = 1e-60    # the brackets' tail cut: K * 1e-60 off the lower end stays invisible at delta ~ 1e-38
 BIN_ABOVE = 10 ** 6   # PLDs with more atoms are rounded onto a grid before the FFT accountant
@@ -69,7 +64,7 @@ def _rounds(compositions: int, kw: dict) -> int:
     return kw.pop("n_c", compositions)     # n_c: the seed's name, kept for old callers
 
 
-def delta_bracket(adversary: Adversary, n: int, gamma: float, k: int, eps: Sequence[float] | float,
+def delta_bracket(adversary: Adversary, n: int, gamma: float, k: int, eps: ArrayLike,
                   compositions: int = 1, **kw) -> list[Bracket]:
     """Certified brackets for the tight delta(eps) of ``compositions`` rounds (000 Thm 8/11, 001 Thm 2/5).
 
@@ -80,9 +75,12 @@ def delta_bracket(adversary: Adversary, n: int, gamma: float, k: int, eps: Seque
     return evaluate.delta_brackets(krr_model(adversary, n, gamma, k), np.atleast_1d(eps), k_rounds, **kw)
 
 
-def epsilon_bracket(adversary: Adversary, n: int, gamma: float, k: int, delta: Sequence[float] | float,
+def epsilon_bracket(adversary: Adversary, n: int, gamma: float, k: int, delta: ArrayLike,
                     compositions: int = 1, **kw) -> list[Bracket]:
-    """Certified brackets for the tight eps(delta) of ``compositions`` rounds (see :func:`delta_bracket`)."""
+    """Certified brackets for the tight eps(delta) of ``compositions`` rounds (see :func:`delta_bracket`).
+
+    Source: seed 000 Thm 8/11, seed 001 Thm 2/5.
+    """
     k_rounds = _rounds(compositions, kw)
     return evaluate.epsilon_brackets(krr_model(adversary, n, gamma, k), np.atleast_1d(delta), k_rounds, **kw)
 

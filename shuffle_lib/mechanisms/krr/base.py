@@ -26,9 +26,12 @@ exact PLDs' size limits, :mod:`shuffle_lib.mechanisms.krr.large` supplies certif
 pairs, used automatically by ``krr.delta_bracket`` and ``krr.epsilon_bracket``.
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 import numpy as np
 from scipy.stats import binom
@@ -36,6 +39,8 @@ from scipy.stats import binom
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
 from shuffle_lib.core.pld import PLD, hockey_stick
+
+Adversary = Literal["strong", "weak"]
 
 TAIL = 1e-40          # default mass cut from the tails of each PLD
 MAX_ATOMS = 10 ** 7   # refuse PLDs needing more atoms than this (memory)
@@ -51,23 +56,29 @@ class KrrPLD:
     atoms: int
 
 
-def check_params(n, gamma, k):
-    """(n, gamma, k) validated: n in [2, 1e9], gamma in (0, 1], k in [2, 1e6]."""
+def check_params(n: int, gamma: float, k: int) -> tuple[int, float, int]:
+    """(n, gamma, k) validated: n in [2, 1e9], gamma in (0, 1], k in [2, 1e6].
+
+    Source: the ranges of seed 000 Sec. 4.
+    """
     n = v.integer("n", n, lo=2, hi=10 ** 9)
     gamma = v.real("gamma", gamma, 0.0, 1.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
     return n, gamma, k
 
 
-def krr_probs(gamma, k):
+def krr_probs(gamma: float, k: int) -> tuple[float, float]:
     """(P[y = x], P[y = j]) for j != x: (1 - gamma + gamma/k, gamma/k) (000 Sec. 4)."""
     gamma = v.real("gamma", gamma, 0.0, 1.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
     return 1.0 - gamma + gamma / k, gamma / k
 
 
-def krr_pmfs(gamma, k):
-    """Output PMFs of the local randomiser on inputs 1 and 2 (the LDP pair)."""
+def krr_pmfs(gamma: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Output PMFs of the local randomiser on inputs 1 and 2 (the LDP pair).
+
+    Source: seed 000 Sec. 4 (the local randomiser of Balle et al. 2019).
+    """
     p_true, p_other = krr_probs(gamma, k)
     p = np.full(k, p_other)
     q = np.full(k, p_other)
@@ -75,15 +86,18 @@ def krr_pmfs(gamma, k):
     return p, q
 
 
-def eps0_from_gamma(gamma, k):
+def eps0_from_gamma(gamma: float, k: int) -> float:
     """LDP level of k-RR: eps0 = log(1 + k (1 - gamma)/gamma) (seed 002 parametrisation)."""
     gamma = v.real("gamma", gamma, 0.0, 1.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
     return math.log1p(k * (1.0 - gamma) / gamma)
 
 
-def gamma_from_eps0(eps0, k):
-    """Inverse: gamma = k / (e^eps0 + k - 1), so that P[y = x] = e^eps0/(e^eps0 + k - 1)."""
+def gamma_from_eps0(eps0: float, k: int) -> float:
+    """Inverse: gamma = k / (e^eps0 + k - 1), so that P[y = x] = e^eps0/(e^eps0 + k - 1).
+
+    Source: seed 002 parametrisation, inverted.
+    """
     eps0 = v.real("eps0", eps0, 0.0, 700.0)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
     return k / (math.expm1(eps0) + k)
@@ -130,8 +144,11 @@ def _finish(losses, probs, inf_mass, cut):
 
 
 @lru_cache(maxsize=16)
-def strong_pld(n, gamma, k, tail=TAIL):
-    """Exact PLD of the strong adversary A_s; see :func:`_strong_pld` (underflow-safe wrapper)."""
+def strong_pld(n: int, gamma: float, k: int, tail: float = TAIL) -> KrrPLD:
+    """Exact PLD of the strong adversary A_s; see :func:`_strong_pld` (underflow-safe wrapper).
+
+    Source: seed 000 Def. 7, Thm 8 (corrects eq. 4.1).
+    """
     with np.errstate(under="ignore"):
         return _strong_pld(n, gamma, k, tail)
 
@@ -163,7 +180,7 @@ def _strong_pld(n, gamma, k, tail):
     return _finish(losses, probs, inf_mass, cut)
 
 
-def weak_loss(u, w, b, gamma, k):
+def weak_loss(u: int | np.ndarray, w: int | np.ndarray, b: int | np.ndarray, gamma: float, k: int) -> np.ndarray:
     """Loss of the A_w view (000 App. A): log[((1-g)u + g(b+1)/k) / ((1-g)w + g(b+1)/k)]."""
     c = gamma * (np.asarray(b, dtype=float) + 1.0) / k
     u, w = np.asarray(u, dtype=float), np.asarray(w, dtype=float)
@@ -194,8 +211,11 @@ def _weak_block(b, N, gamma, k, lo, hi):
 
 
 @lru_cache(maxsize=16)
-def weak_pld(n, gamma, k, tail=TAIL):
-    """Exact PLD of the weak adversary A_w; see :func:`_weak_pld` (underflow-safe wrapper)."""
+def weak_pld(n: int, gamma: float, k: int, tail: float = TAIL) -> KrrPLD:
+    """Exact PLD of the weak adversary A_w; see :func:`_weak_pld` (underflow-safe wrapper).
+
+    Source: seed 000 Def. 9, Thm 10, App. A; seed 001 Thm 4.
+    """
     with np.errstate(under="ignore"):
         return _weak_pld(n, gamma, k, tail)
 
@@ -236,14 +256,20 @@ def _weak_pld(n, gamma, k, tail):
     return _finish(losses, probs, 0.0, tail + pruned)
 
 
-def adversary_pld(adversary, n, gamma, k, tail=TAIL):
-    """``strong_pld`` or ``weak_pld`` by name ('strong' / 'weak')."""
+def adversary_pld(adversary: Adversary, n: int, gamma: float, k: int, tail: float = TAIL) -> KrrPLD:
+    """``strong_pld`` or ``weak_pld`` by name ('strong' / 'weak').
+
+    Source: seed 000 Def. 7 (strong) and Def. 9 (weak).
+    """
     if adversary not in ("strong", "weak"):
         raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")
     f = strong_pld if adversary == "strong" else weak_pld
     return f(*check_params(n, gamma, k), float(tail))
 
 
-def hockey_stick_pair(pl, eps):
-    """One round, exactly: (delta of ``pl.lower``, delta of ``pl.upper``) at eps (both directions)."""
+def hockey_stick_pair(pl: KrrPLD, eps: float) -> tuple[float, float]:
+    """One round, exactly: (delta of ``pl.lower``, delta of ``pl.upper``) at eps (both directions).
+
+    Source: seed 000 Thm 5 (both directions share the PLD).
+    """
     return float(hockey_stick(pl.lower, eps)), float(hockey_stick(pl.upper, eps))

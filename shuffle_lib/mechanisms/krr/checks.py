@@ -12,9 +12,13 @@
   delta of :mod:`shuffle_lib.krr`.
 """
 
+from __future__ import annotations
+
 import itertools
 import math
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import Literal
 
 import numpy as np
 from scipy.signal import fftconvolve
@@ -24,8 +28,10 @@ from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
 from shuffle_lib.mechanisms.krr import base as krr
 from shuffle_lib.core.pld import delta_exact, product_pmfs, tail_probability
+from shuffle_lib.core.types import ArrayLike
 
 VIEWS = ("strong", "weak", "plain")
+View = Literal["strong", "weak", "plain"]
 
 
 def _view_pmf(xs, gamma, k, view):
@@ -45,10 +51,13 @@ def _view_pmf(xs, gamma, k, view):
     return law
 
 
-def view_pmfs(n, gamma, k, view, others=None):
+def view_pmfs(n: int, gamma: float, k: int, view: View,
+              others: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The pair (P, Q) of view PMFs on one support, x_n = 0 vs x'_n = 1 (values 0..k-1).
 
     ``others``: x_1..x_{n-1} (default all 0).  gamma is taken as an exact fraction.
+
+    Source: seed 000 Def. 7 (strong), Def. 9 (weak), Sec. 4.1 (plain).
     """
     n = v.integer("n", n, lo=2, hi=8)
     k = v.integer("k", k, lo=2, hi=5)
@@ -66,16 +75,23 @@ def view_pmfs(n, gamma, k, view, others=None):
     return (np.array([float(lp.get(s, 0)) for s in keys]), np.array([float(lq.get(s, 0)) for s in keys]))
 
 
-def brute_delta(n, gamma, k, view, eps, others=None, n_c=1):
-    """Tight delta(eps) (both directions) of n_c rounds of one view, by enumeration."""
+def brute_delta(n: int, gamma: float, k: int, view: View, eps: ArrayLike, others: Sequence[int] | None = None,
+                n_c: int = 1) -> np.ndarray:
+    """Tight delta(eps) (both directions) of n_c rounds of one view, by enumeration.
+
+    Source: seed 000 Thm 5 on the enumerated views.
+    """
     p, q = view_pmfs(n, gamma, k, view, others)
     if n_c > 1:
         p, q = product_pmfs(p, q, n_c)
     return delta_exact(p, q, eps)
 
 
-def plain_worst_delta(n, gamma, k, eps):
-    """Tight delta of the plain shuffle view, worst case over x_1..x_{n-1} (multisets suffice)."""
+def plain_worst_delta(n: int, gamma: float, k: int, eps: ArrayLike) -> np.ndarray:
+    """Tight delta of the plain shuffle view, worst case over x_1..x_{n-1} (multisets suffice).
+
+    Source: seed 000 Sec. 4.1 (the plain shuffle view).
+    """
     eps = v.reals("eps", eps, lo=0.0)
     best = np.zeros(eps.size)
     for others in itertools.combinations_with_replacement(range(k), n - 1):
@@ -86,7 +102,7 @@ def plain_worst_delta(n, gamma, k, eps):
 # ---- loose readings of the seed, one round --------------------------------------------
 
 
-def reading_independent_tail(n, gamma, k, eps):
+def reading_independent_tail(n: int, gamma: float, k: int, eps: float) -> float:
     """000 eq. 4.1 + Thm 8 read literally: P[log(N1/N2) >= eps], N1 = Bin(n-1, g/k) + 1 and
     N2 = Bin(n-1, g/k) *independent*, no beta_n mixture (N2 = 0 counts as +inf)."""
     n, gamma, k = krr.check_params(n, gamma, k)
@@ -96,7 +112,7 @@ def reading_independent_tail(n, gamma, k, eps):
     return float(np.sum(binom.pmf(a, n - 1, gamma / k) * binom.cdf(cmax, n - 1, gamma / k)))
 
 
-def reading_pmf_pair(n, gamma, k, eps):
+def reading_pmf_pair(n: int, gamma: float, k: int, eps: float) -> float:
     """000 Sec. 4.1 read as the one-dimensional PMF pair P_s = Bin + 1, Q_s = Bin: tight delta."""
     n, gamma, k = krr.check_params(n, gamma, k)
     pmf = binom.pmf(np.arange(n), n - 1, gamma / k)
@@ -104,8 +120,11 @@ def reading_pmf_pair(n, gamma, k, eps):
     return float(delta_exact(p / p.sum(), q / q.sum(), eps)[0])
 
 
-def strong_readings(n, gamma, k, eps):
-    """One round, A_s: the seed's readings beside the exact value (dict of floats)."""
+def strong_readings(n: int, gamma: float, k: int, eps: float) -> dict[str, float]:
+    """One round, A_s: the seed's readings beside the exact value (dict of floats).
+
+    Source: seed 000 eq. 4.1, Thm 8, Def. 7.
+    """
     pl = krr.strong_pld(n, gamma, k)
     exact = float(krr.hockey_stick_pair(pl, eps)[0])
     tail = float(tail_probability(pl.lower, eps))
@@ -119,7 +138,8 @@ def strong_readings(n, gamma, k, eps):
     }
 
 
-def reading_weak_independent_tail(n, gamma, k, eps, tail=1e-30):
+def reading_weak_independent_tail(n: int, gamma: float, k: int, eps: ArrayLike,
+                                  tail: float = 1e-30) -> float | np.ndarray:
     """000 Thm 10 read literally: N1|B = Bin(B,1/k) + Bern(1-g+g/k), N2|B = Bin(B,1/k) + Bern(g/k)
     *independent* given B; P[log(((1-g)N1 + g(B+1)/k)/((1-g)N2 + g(B+1)/k)) >= eps] (vectorised
     over eps; tails of mass <= tail ignored)."""
@@ -143,9 +163,12 @@ def reading_weak_independent_tail(n, gamma, k, eps, tail=1e-30):
     return total if total.size > 1 else float(total[0])
 
 
-def weak_readings(n, gamma, k, eps):
+def weak_readings(n: int, gamma: float, k: int, eps: ArrayLike) -> dict[str, float] | dict[str, list[float]]:
     """One round, A_w: the seed's reading beside the exact value (dict of floats, or of
-    lists when ``eps`` is a list)."""
+    lists when ``eps`` is a list).
+
+    Source: seed 000 Thm 10, Def. 9.
+    """
     pl = krr.weak_pld(n, gamma, k)
     e = v.reals("eps", eps, lo=0.0, lo_open=True)
     ind = np.atleast_1d(reading_weak_independent_tail(n, gamma, k, e))
@@ -160,7 +183,7 @@ def weak_readings(n, gamma, k, eps):
 # ---- the seed's Thm 8 form for compositions: tails of the summed loss -------------------
 
 
-def independent_losses(n, gamma, k, tail=1e-30):
+def independent_losses(n: int, gamma: float, k: int, tail: float = 1e-30) -> tuple[np.ndarray, np.ndarray, float]:
     """Atoms of Z = log(N1/N2), N1 = Bin(n-1, g/k) + 1, N2 = Bin(n-1, g/k) independent
     (000 eq. 4.1 / Thm 8 read literally): (losses, probs, mass at +inf)."""
     n, gamma, k = krr.check_params(n, gamma, k)
@@ -172,7 +195,8 @@ def independent_losses(n, gamma, k, tail=1e-30):
     return np.log1p((a + 1 - c) / c).ravel(), (pa * pc).ravel(), float(binom.pmf(0, n - 1, gamma / k))
 
 
-def composed_tail(losses, probs, inf_mass, n_c, eps, h=1e-3):
+def composed_tail(losses: Sequence[float] | np.ndarray, probs: Sequence[float] | np.ndarray, inf_mass: float, n_c: int,
+                  eps: ArrayLike, h: float = 1e-3) -> list[tuple[float, float]]:
     """(lower, upper) for P[L_1 + ... + L_{n_c} >= eps], L_i iid (000 Thm 8 form).
 
     Losses rounded down / up to multiples of h (the tail is monotone in each L_i), the

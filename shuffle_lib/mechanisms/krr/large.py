@@ -10,6 +10,8 @@ against the exact PLDs).  Used automatically by ``krr.delta_bracket`` /
 ``krr.epsilon_bracket``.
 """
 
+from __future__ import annotations
+
 import math
 from functools import lru_cache
 
@@ -24,7 +26,7 @@ from shuffle_lib.core.pld import PLD
 
 
 @lru_cache(maxsize=4)
-def weak_pld_binned(n, gamma, k, blocks=24, h=1e-5, tail=1e-20):
+def weak_pld_binned(n: int, gamma: float, k: int, blocks: int = 24, h: float = 1e-5, tail: float = 1e-20) -> KrrPLD:
     """Certified *coarse* A_w PLDs for large n, where the exact view space is too big.
 
     The views (u, w, b) are grouped by (m1, m2) and by blocks of b.  Unconditionally
@@ -88,13 +90,16 @@ def _grid_pld(loss, mass, h, rounder, inf_mass):
 
 
 @lru_cache(maxsize=4)
-def strong_pld_binned(n, gamma, k, cells=2 * 10 ** 6, h=1e-5, tail=1e-20):
+def strong_pld_binned(n: int, gamma: float, k: int, cells: int = 2 * 10 ** 6, h: float = 1e-5,
+                      tail: float = 1e-20) -> KrrPLD:
     """Certified *coarse* A_s PLDs for n beyond the exact PLD's size (up to n ~ 1e8).
 
     Groups c = count of value 2 into blocks: P[A = a, C in block] is a binomial CDF
     difference (C | A = a ~ Bin(n-1-a, q)), and log((a+1)/c) is decreasing in c, so
     the block ends bound it; ``upper`` rounds the larger up to a multiple of h,
     ``lower`` the smaller down.  Atom gamma at 0 and the +inf mass are exact.
+
+    Source: seed 000 Def. 7, eq. 4.1 (the loss monotone in c).
     """
     n, gamma, k = check_params(n, gamma, k)
     N, p = n - 1, gamma / k
@@ -120,7 +125,10 @@ def strong_pld_binned(n, gamma, k, cells=2 * 10 ** 6, h=1e-5, tail=1e-20):
 
 
 
-def bin_pair(pl, h):
-    """Certified rounding of a PLD pair onto multiples of h: upper rounds up, lower down."""
+def bin_pair(pl: KrrPLD, h: float) -> KrrPLD:
+    """Certified rounding of a PLD pair onto multiples of h: upper rounds up, lower down.
+
+    Source: seed 000 Thm 5 (rounding losses up dominates, down is dominated).
+    """
     return KrrPLD(_grid_pld(pl.upper.losses, pl.upper.probs, h, np.ceil, pl.upper.inf_mass),
                   _grid_pld(pl.lower.losses, pl.lower.probs, h, np.floor, pl.lower.inf_mass), pl.cut, pl.atoms)

@@ -15,7 +15,10 @@ The loss depends only on the fake counts (H, H') of the two affected values,
 (H, H') ~ Multinomial(m; 1/d, 1/d): L = log((H + 1)/H'), +inf if H' = 0.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -23,7 +26,7 @@ from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_logpmf, binom_window
 from shuffle_lib.core.pld import PLD, hockey_stick
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import PairModel, WorstCase
+from shuffle_lib.core.types import ArrayLike, PairModel, WorstCase
 
 TAIL = 1e-40   # binomial mass cut from each tail (sent to +inf in certified uppers)
 
@@ -41,7 +44,7 @@ def _binom_piece(N, p, tail):
     return lo, np.exp(binom_logpmf(j, N, p))
 
 
-def pmf_A(n, m, q, tail=0.0):
+def pmf_A(n: int, m: int, q: float, tail: float = 0.0) -> np.ndarray:
     """P_{n,m}(s), s = 0..n: PMF of A_n(m) ~ Bin(m, 1-q) + Bin(n-m, q) (seed 004 Sec. 3).
 
     Direct (positive-term) convolution of the two binomial PMFs, each accurate to
@@ -59,21 +62,24 @@ def pmf_A(n, m, q, tail=0.0):
     return out
 
 
-def g(x, q):
+def g(x: ArrayLike, q: float) -> float | np.ndarray:
     """g(x) = (q + p x)/(p + q x), p = 1 - q (seed 004 Sec. 3.2); pi_n = g(rho_{n-1})."""
     q = v.real("q", q, 0.0, 0.5, lo_open=True)
     x = np.asarray(x, dtype=float)
     return (q + (1.0 - q) * x) / ((1.0 - q) + q * x)
 
 
-def rho(n, m, q):
-    """rho_n(s; m) = P_{n,m}(s)/P_{n,m}(s-1) for s = 1..n (array of length n)."""
+def rho(n: int, m: int, q: float) -> np.ndarray:
+    """rho_n(s; m) = P_{n,m}(s)/P_{n,m}(s-1) for s = 1..n (array of length n).
+
+    Source: seed 004 Sec. 3.2.
+    """
     P = pmf_A(n, m, q)
     with np.errstate(divide="ignore", invalid="ignore"):
         return P[1:] / P[:-1]
 
 
-def pi_ratio(n, m, q):
+def pi_ratio(n: int, m: int, q: float) -> np.ndarray:
     """pi_n(s; m) = P_{n,m}(s)/P_{n,m+1}(s) for s = 0..n, 0 <= m <= n-1 (seed 004 Sec. 3)."""
     n, m, q = _check(n, m, q, n_lo=1)
     if m > n - 1:
@@ -82,11 +88,13 @@ def pi_ratio(n, m, q):
         return pmf_A(n, m, q) / pmf_A(n, m + 1, q)
 
 
-def pair_pmfs(n, m, q, tail=0.0):
+def pair_pmfs(n: int, m: int, q: float, tail: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(P, Q) on s = 0..n for n users, m ones among the other n-1: P = A_n(m+1), Q = A_n(m).
 
     Built from the other users' PMF b = P_{n-1,m} by (3.1)-(3.2):
     P(s) = p b(s-1) + q b(s), Q(s) = q b(s-1) + p b(s).
+
+    Source: seed 004 Sec. 3, eq. 3.1-3.2.
     """
     n = v.integer("n", n, lo=1, hi=10 ** 7)
     b = pmf_A(n - 1, m, q, tail)
@@ -105,37 +113,47 @@ def _pld(P, Q, cut):
     return PLD(losses[order], P[ok][order], min(1.0, inf_mass + cut))
 
 
-def pair_plds(n, m, q, tail=TAIL):
-    """(PLD of P/Q, PLD of Q/P) of :func:`pair_pmfs`; the cut mass (<= 2 tail) sits at +inf."""
+def pair_plds(n: int, m: int, q: float, tail: float = TAIL) -> tuple[PLD, PLD]:
+    """(PLD of P/Q, PLD of Q/P) of :func:`pair_pmfs`; the cut mass (<= 2 tail) sits at +inf.
+
+    Source: seed 004 Sec. 3; seed 000 Def. 4.
+    """
     P, Q = pair_pmfs(n, m, q, tail)
     cut = 2.0 * tail            # each binomial cut loses <= tail of mass
     return _pld(P, Q, cut), _pld(Q, P, cut)
 
 
-def delta_pair(n, m, q, eps, tail=TAIL):
-    """delta(eps) of the neighbours with m ones among the others, max of both directions."""
+def delta_pair(n: int, m: int, q: float, eps: ArrayLike, tail: float = TAIL) -> np.ndarray:
+    """delta(eps) of the neighbours with m ones among the others, max of both directions.
+
+    Source: seed 004 Sec. 3; seed 000 Thm 5.
+    """
     eps = v.reals("eps", eps, lo=0.0)
     a, b = pair_plds(n, m, q, tail)
     return np.maximum(hockey_stick(a, eps), hockey_stick(b, eps))
 
 
-def delta_worst(n, q, eps, ms=None, tail=TAIL):
+def delta_worst(n: int, q: float, eps: ArrayLike, ms: Iterable[int] | None = None, tail: float = TAIL) -> np.ndarray:
     """max over m of :func:`delta_pair`: the tight delta of the bit-flip shuffler.
 
     ``ms=None`` scans every m in 0..(n-1)//2 (the rest follow by the symmetry
     bit <-> 1-bit, which swaps the two directions); O(n) PLDs, so keep n small.
+
+    Source: seed 004 Sec. 3-4.
     """
     n = v.integer("n", n, lo=1, hi=10 ** 7)
     ms = range((n - 1) // 2 + 1) if ms is None else ms
     return np.max([delta_pair(n, m, q, eps, tail) for m in ms], axis=0)
 
 
-def q_needed(n, eps, delta, m=0, tol=1e-4):
+def q_needed(n: int, eps: float, delta: float, m: int = 0, tol: float = 1e-4) -> float:
     """Smallest q in (0, 1/2] with delta_pair(n, m, q, eps) <= delta, to relative ``tol``.
 
     delta is non-increasing in q (flipping with q then with r is flipping with
     q + r - 2qr: post-processing), so bisection on log q is valid.  Returns the
     upper end of the final bracket (an adequate q); ``math.inf`` if even q=1/2 fails.
+
+    Source: seed 004 Sec. 4 (the q a target needs, here exactly).
     """
     eps = v.real("eps", eps, 0.0)
     delta = v.probability("delta", delta)
@@ -152,7 +170,7 @@ def q_needed(n, eps, delta, m=0, tol=1e-4):
     return hi
 
 
-def seed_q_lemma45(n, eps, delta):
+def seed_q_lemma45(n: int, eps: float, delta: float) -> float:
     """q demanded by seed 004 Lemma 4.5 / eq. (4.42): 3 ln(2/delta)/(n (1 - e^-eps)^2)."""
     n = v.integer("n", n, lo=1)
     eps = v.real("eps", eps, 0.0, lo_open=True)
@@ -160,7 +178,7 @@ def seed_q_lemma45(n, eps, delta):
     return 3.0 * math.log(2.0 / delta) / (n * (-math.expm1(-eps)) ** 2)
 
 
-def seed_q_prop41(n, eps, delta):
+def seed_q_prop41(n: int, eps: float, delta: float) -> float:
     """Smallest q in (0, 1/2] satisfying seed 004 Prop. 4.1 / eq. (4.6), which has q on both
     sides: q >= 3 ln(2/delta)/(n [1 - e^-eps - 2(p-q)/(npq)]^2) with the bracket > 0.
     ``math.inf`` if no q in (0, 1/2] does (scanned on a fine log grid, then bisected)."""
@@ -186,19 +204,24 @@ def seed_q_prop41(n, eps, delta):
     return hi
 
 
-def m_grid(n, size=12):
-    """m = 0, 1, 2, 3 and a geometric grid up to (n-1)//2: the neighbours scanned for large n."""
+def m_grid(n: int, size: int = 12) -> list[int]:
+    """m = 0, 1, 2, 3 and a geometric grid up to (n-1)//2: the neighbours scanned for large n.
+
+    Source: seed 004 Sec. 3 (the neighbours, indexed by m).
+    """
     n = v.integer("n", n, lo=1, hi=10 ** 7)
     top = (n - 1) // 2
     ms = {0, 1, 2, 3, top} | {int(x) for x in np.geomspace(1, max(top, 1), size)}
     return sorted(x for x in ms if x <= top)
 
 
-def q_needed_worst(n, eps, delta, ms=None, tol=1e-4):
+def q_needed_worst(n: int, eps: float, delta: float, ms: Iterable[int] | None = None, tol: float = 1e-4) -> float:
     """max over m in ``ms`` of :func:`q_needed` (default: every m <= (n-1)/2, exact).
 
     With a subset of m (e.g. :func:`m_grid`) this is a LOWER bound on the q the
     mechanism needs.  Each further m costs one evaluation unless it needs more q.
+
+    Source: seed 004 Sec. 4 (the q a target needs, here exactly).
     """
     n = v.integer("n", n, lo=1, hi=10 ** 7)
     ms = list(range((n - 1) // 2 + 1)) if ms is None else list(ms)

@@ -17,12 +17,15 @@ For d = 2 both are the exact delta of g.  Exact computation on (N+1)^2 outcomes:
 keep N <= ~500.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
 from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.types import ArrayLike
 from shuffle_lib.mechanisms.mixnet.bitflip import pmf_A
 
 MIN_WEIGHT = 1e-30   # t with smaller Bin(m, 2/d) weight are skipped; their mass goes to the upper end
@@ -46,11 +49,14 @@ def _both(P, Q, eps):
     return a, b
 
 
-def fake_flip_bracket(n, m, d, q, eps, r=(0, 0)):
+def fake_flip_bracket(n: int, m: int, d: int, q: float, eps: ArrayLike,
+                      r: tuple[int, int] = (0, 0)) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) arrays bracketing the tight delta(eps) of the column-sum view.
 
     Valid for n >= 1, m >= 0, d >= 2, 0 < q <= 1/2, r = (r_l, r_l') with
     r_l + r_l' <= n - 1 (r_l + r_l' = n - 1 when d = 2).
+
+    Source: seed 004 Sec. 6 (module docstring); seed 000 Thm 5.
     """
     n = v.integer("n", n, lo=1, hi=10 ** 4)
     m = v.integer("m", m, lo=0, hi=10 ** 4)
@@ -84,7 +90,7 @@ def fake_flip_bracket(n, m, d, q, eps, r=(0, 0)):
     return lo, up
 
 
-def seed_q_sec6(m, eps, delta):
+def seed_q_sec6(m: int, eps: float, delta: float) -> float:
     """The note's per-dimension route (Sec. 6 with Lemmas 4.4-4.5): each affected column
     (eps/2, delta/2)-private on the ~m fake zeros: q >= 3 ln(4/delta)/(m (1 - e^{-eps/2})^2)."""
     m = v.integer("m", m, lo=1)

@@ -16,6 +16,8 @@ compositions, so the pair is built here; the test suite checks
 delta_strong = (1 - gamma) delta_fake for one round.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
@@ -27,7 +29,7 @@ from shuffle_lib.core.binomial import tail_range
 from shuffle_lib.core.binomial import binom_window
 from shuffle_lib.core.pld import PLD, hockey_stick
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import Bracket, PairModel
+from shuffle_lib.core.types import ArrayLike, Bracket, PairModel
 
 TAIL = 1e-40
 MAX_ATOMS = 2 * 10 ** 7    # ~1 GB while the PLD is built and sorted
@@ -42,7 +44,7 @@ def _check(m, d):
 
 
 
-def fake_pld(m, d, tail=TAIL):
+def fake_pld(m: int, d: int, tail: float = TAIL) -> PLD:
     """PLD of L = log((H+1)/H'), (H, H') ~ Multinomial(m; 1/d, 1/d) (seed 004 Sec. 5).
 
     H ~ Bin(m, 1/d); H' | H = h ~ Bin(m - h, 1/(d - 1)).  Each is cut to a window
@@ -79,8 +81,11 @@ def fake_pld(m, d, tail=TAIL):
     return PLD(losses[order], probs[order], min(1.0, inf_mass + cut))
 
 
-def fake_delta(m, d, eps, tail=TAIL):
-    """Tight delta(eps) of one release (both directions: the PLD is symmetric)."""
+def fake_delta(m: int, d: int, eps: ArrayLike, tail: float = TAIL) -> np.ndarray:
+    """Tight delta(eps) of one release (both directions: the PLD is symmetric).
+
+    Source: seed 004 Sec. 5; seed 000 Thm 5.
+    """
     eps = v.reals("eps", eps, lo=0.0)
     return hockey_stick(fake_pld(m, d, tail), eps)
 
@@ -92,16 +97,22 @@ def fake_model(m: int, d: int, tail: float = TAIL) -> PairModel:
     return PairModel(pl, pl, tail_cut=2 * tail, info={"tail_cut": 2 * tail})
 
 
-def fake_delta_bracket(m: int, d: int, eps, compositions: int = 1, **kw) -> list[Bracket]:
+def fake_delta_bracket(m: int, d: int, eps: ArrayLike, compositions: int = 1, **kw) -> list[Bracket]:
     """Certified brackets of the ``compositions``-fold composition (Fourier accountant on the upper
-    PLD; the lower end corrected for the tail cut).  ``n_c``: the old name of ``compositions``."""
+    PLD; the lower end corrected for the tail cut).  ``n_c``: the old name of ``compositions``.
+
+    Source: seed 004 Sec. 5; seed 000 Thm 5 through the Fourier accountant.
+    """
     k = kw.pop("n_c", compositions)
     return evaluate.delta_brackets(fake_model(m, d), eps, k, **kw)
 
 
-def m_needed(d, eps, delta, m_max=10 ** 6):
+def m_needed(d: int, eps: float, delta: float, m_max: int = 10 ** 6) -> int | float:
     """Smallest m with fake_delta(m, d, eps) <= delta (delta is non-increasing in m:
-    adding a fake record is post-processing).  ``math.inf`` beyond m_max."""
+    adding a fake record is post-processing).  ``math.inf`` beyond m_max.
+
+    Source: seed 004 Sec. 5 (the m a target needs, here exactly).
+    """
     d = v.integer("d", d, lo=2, hi=10 ** 9)
     eps = v.real("eps", eps, 0.0)
     delta = v.probability("delta", delta)
@@ -118,7 +129,7 @@ def m_needed(d, eps, delta, m_max=10 ** 6):
     return hi
 
 
-def seed_m_over_d(eps, delta):
+def seed_m_over_d(eps: float, delta: float) -> float:
     """Seed 004 Sec. 5 requirement: m/d >= 3 log(4/delta) ((e^eps + 1)/(e^eps - 1))^2."""
     eps = v.real("eps", eps, 0.0, lo_open=True)
     delta = v.probability("delta", delta)
