@@ -30,7 +30,7 @@ from shuffle_lib.core import validate as _validate  # noqa: F401
 from shuffle_lib.core.fourier import compose, delta_bracket, epsilon_bracket
 from shuffle_lib.core.pld import (PLD, delta_exact, epsilon_exact, epsilon_for_delta, hockey_stick, pld_from_losses,
                                   pld_from_pmfs, product_pmfs, tail_probability)
-from shuffle_lib.core.types import Bracket, DirectModel, PairModel, WorstCase
+from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, PairModel, WorstCase
 from shuffle_lib import bounds, mechanisms  # noqa: F401  (registers every mechanism)
 from shuffle_lib.bounds import closed_forms as bounds_literature
 from shuffle_lib.bounds import renyi as renyi_bounds
@@ -77,7 +77,7 @@ def mechanism_names() -> list[str]:
     return registry.names()
 
 
-def mechanism_brackets(name: str, verb: str, targets, compositions: int = 1,
+def mechanism_brackets(name: str, verb: str, targets: ArrayLike, compositions: int = 1,
                        accuracy: float = fourier.DEFAULT_ACCURACY, **params) -> list[Bracket]:
     """Certified brackets for any declared mechanism, exactly as the command line computes them:
     ``mechanism_brackets("krr-strong", "epsilon", [1e-6], 10, n=1000, gamma=0.25, k=4)`` is

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from shuffle_lib.core.pld import PLD
+from shuffle_lib.core.pld import PLD, pld_from_pmfs
 
 ArrayLike = float | Sequence[float] | np.ndarray
 """A real or a 1-d collection of reals: what the functions vectorised over eps (delta, lam) accept."""
@@ -53,6 +53,12 @@ class PairModel:
     tail_cut: float = 0.0
     max_loss: float | None = None
     info: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_pmfs(cls, p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
+                  info: dict | None = None) -> PairModel:
+        """The exact pair of two PMFs on one ordered support, both directions (seed 000 Def. 4)."""
+        return cls(pld_from_pmfs(p, q), pld_from_pmfs(q, p), info={} if info is None else info)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-from shuffle_lib.core.pld import pld_from_pmfs
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import PairModel
 
@@ -27,7 +26,7 @@ def load_pmfs(path: str) -> tuple[list, list]:
 def custom_model(pmfs: str) -> PairModel:
     """The exact pair read from the file ``pmfs``."""
     p, q = load_pmfs(pmfs)
-    return PairModel(pld_from_pmfs(p, q), pld_from_pmfs(q, p))
+    return PairModel.from_pmfs(p, q)
 
 
 register(Mechanism(

@@ -355,7 +355,7 @@ def histogram_model(n: int, n_x0: int, k: int, eps0: float) -> PairModel:
     p0, p1 = count_pmfs_exact(n, n_x0, eps0, k)
     p0, p1 = p0 / p0.sum(), p1 / p1.sum()
     info = {"view": "marginal count of x0 only (seed 002's reading); not the full histogram"}
-    return PairModel(pld_from_pmfs(p0, p1), pld_from_pmfs(p1, p0), info=info)
+    return PairModel.from_pmfs(p0, p1, info)
 
 
 register(Mechanism(

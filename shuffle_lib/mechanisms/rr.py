@@ -20,7 +20,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs
+from shuffle_lib.core.pld import PLD, pld_from_losses
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, PairModel
 from shuffle_lib.core.binomial import binom_logpmf
@@ -73,8 +73,7 @@ def rr_composed_pld(eps0: float, k: int = 1) -> PLD:
 
 def rr_model(eps0: float) -> PairModel:
     """The exact pair of binary randomised response, both directions."""
-    P, Q = rr_pmfs(eps0)
-    return PairModel(pld_from_pmfs(P, Q), pld_from_pmfs(Q, P))
+    return PairModel.from_pmfs(*rr_pmfs(eps0))
 
 
 register(Mechanism(
