@@ -82,6 +82,8 @@ def epsilon_brackets(model: Model, delta: Sequence[float], compositions: int = 1
     k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
     cut = k * tail_cut(model)
     shifted = [d + cut for d in delta if d + cut < 1.0] if cut > 0 else []
+    if all(x == d for x, d in zip(shifted, delta)) and len(shifted) == len(delta):
+        cut, shifted = 0.0, []            # the cut is below the targets' rounding: nothing to read twice
     both = _worst(fourier.epsilon_bracket, model, k, delta + shifted, **kw)
     br, low = both[:len(delta)], both[len(delta):]
     if cut > 0:

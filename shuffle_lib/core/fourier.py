@@ -292,8 +292,10 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
     pq, qp = check_components(plds_pq), check_components(plds_qp)
     if _single(pq) is not None and _single(qp) is not None:
         m = F._REL_MARGIN
+        one = pq[0][0] is qp[0][0]            # a symmetric pair given as one PLD: evaluate once
         return [Bracket(max(0.0, d * (1 - m)), min(1.0, d * (1 + m)))
-                for d in (max(hockey_stick(pq[0][0], e), hockey_stick(qp[0][0], e)) for e in eps)]
+                for d in (hockey_stick(pq[0][0], e) if one else max(hockey_stick(pq[0][0], e),
+                                                                      hockey_stick(qp[0][0], e)) for e in eps)]
     if _all_infinite(pq) or _all_infinite(qp):
         return [Bracket(1.0, 1.0) for _ in eps]
     K = sum(c for _, c in pq)
@@ -323,6 +325,8 @@ def epsilon_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seq
         v.real("accuracy", kw["accuracy"], 0.0, 1.0, lo_open=True)
     pq, qp = check_components(plds_pq), check_components(plds_qp)
     if _single(pq) is not None and _single(qp) is not None:
+        if pq[0][0] is qp[0][0]:              # a symmetric pair given as one PLD: search once
+            return [_exact_eps(pq[0][0], d) for d in delta]
         return [_both(_exact_eps(pq[0][0], d), _exact_eps(qp[0][0], d)) for d in delta]
     if _all_infinite(pq) or _all_infinite(qp):
         return [Bracket(math.inf, math.inf) for _ in delta]

@@ -118,7 +118,16 @@ def epsilon_for_delta(pld: PLD, delta: float) -> float:
     if hockey_stick(pld, 0.0) <= delta:
         return 0.0
     hi = float(pld.losses[-1])  # delta_{P/Q}(max loss) = inf_mass <= delta
-    return brentq(lambda e: hockey_stick(pld, e) - delta, 0.0, hi, xtol=1e-15, rtol=1e-15)
+    return brentq(lambda e: _hockey_stick_fast(pld, e) - delta, 0.0, hi, xtol=1e-15, rtol=1e-15)
+
+
+def _hockey_stick_fast(pld: PLD, e: float) -> float:
+    """:func:`hockey_stick` at one eps with numpy's pairwise sum instead of ``math.fsum``: every term
+    is >= 0, so its relative error is below ~log2(#atoms) x 1.1e-16, far inside the 1e-12 margins
+    that certify the search's result (:func:`shuffle_lib.core.fourier.epsilon_bracket`); 10-30x
+    faster on millions of atoms (issue 14: fsum passes were 96 % of a single-round search)."""
+    j = np.searchsorted(pld.losses, e, side="right")
+    return pld.inf_mass + float(np.sum(pld.probs[j:] * -np.expm1(e - pld.losses[j:])))
 
 
 def delta_exact(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,

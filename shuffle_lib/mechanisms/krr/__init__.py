@@ -34,29 +34,25 @@ BIN_STEP = 1e-6
 def krr_model(adversary: Adversary, n: int, gamma: float, k: int, tail: float = MODEL_TAIL) -> PairModel:
     """The certified pair of shuffled k-RR against ``adversary``.
 
-    The exact PLD (000 Thm 8 / Thm 11) with its binomial tails (<= ``tail``) cut to +inf, or with the
-    coarser cut ``TAIL`` when that keeps it within ``BIN_ABOVE`` atoms; else binned onto a grid of
-    step ``BIN_STEP``; beyond the exact PLDs' size limits the certified block pairs of :mod:`.large`.  The PLD does not depend on x_1..x_{n-1}, so it dominates
+    The exact PLD (000 Thm 8 / Thm 11) with its binomial tails (<= ``tail``) cut to +inf; binned onto
+    a grid of step ``BIN_STEP`` above ``BIN_ABOVE`` atoms; beyond the exact PLDs' size limits the
+    certified block pairs of :mod:`.large`.  The PLD does not depend on x_1..x_{n-1}, so it dominates
     every neighbouring pair and serves adaptive compositions; both directions have one PLD.
     """
     if adversary not in ("strong", "weak"):
         raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")
     params = {"n": n, "gamma": gamma, "k": k}
-    pl = None
-    for t in sorted({float(tail), max(float(tail), TAIL)}):   # the finer cut first, TAIL if that one is too big
-        try:
-            pl = adversary_pld(adversary, n, gamma, k, t)
-        except ValueError as err:
-            if "too large" not in str(err):
-                raise
-            continue
-        if pl.upper.losses.size <= BIN_ABOVE:
-            return PairModel(pl.upper, pl.upper, tail_cut=pl.cut, info=dict(params, tail_cut=pl.cut))
-    if pl is None:
+    try:
+        pl = adversary_pld(adversary, n, gamma, k, tail)
+    except ValueError as err:
+        if "too large" not in str(err):
+            raise
         f = large.weak_pld_binned if adversary == "weak" else large.strong_pld_binned
         pl = f(*check_params(n, gamma, k))
-    else:
-        pl = large.bin_pair(pl, BIN_STEP)
+        return PairModel(pl.upper, pl.upper, pl.lower, pl.lower, info=dict(params, binned=True))
+    if pl.upper.losses.size <= BIN_ABOVE:
+        return PairModel(pl.upper, pl.upper, tail_cut=pl.cut, info=dict(params, tail_cut=pl.cut))
+    pl = large.bin_pair(pl, BIN_STEP)
     return PairModel(pl.upper, pl.upper, pl.lower, pl.lower, info=dict(params, binned=True))
 
 
