@@ -31,9 +31,15 @@ book: setup
 	$(VENV)/bin/jupyter-book build . --keep-going
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
+# The book build (one core, executing every chapter) runs beside pytest (two xdist workers, one
+# notebook per worker at a time); its log is printed when it fails.
 test: setup
-	$(PY) -m pytest -q
-	$(VENV)/bin/jupyter-book build . --all -W -n --keep-going
+	mkdir -p _build
+	$(VENV)/bin/jupyter-book build . --all -W -n --keep-going > _build/book-build.log 2>&1 & book=$$!; \
+	$(PY) -m pytest -q -n 2 --dist loadfile && tests=0 || tests=$$?; \
+	if wait $$book; then echo "book build: ok (log in _build/book-build.log)"; \
+	else tail -n 80 _build/book-build.log; echo "book build: FAILED"; exit 1; fi; \
+	exit $$tests
 	@echo "All tests passed; the book is at $(CURDIR)/_build/html/index.html"
 
 clean:
