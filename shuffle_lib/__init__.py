@@ -67,6 +67,20 @@ for _old, _mod in {"pld": pld, "fourier": fourier, "grid": grid, "calibrate": ca
     sys.modules.setdefault(f"{__name__}.{_old}", _mod)
 
 
+def __getattr__(name: str) -> object:
+    """``ShuffleAccountant`` and ``ShuffledEvent`` on first use: dp_accounting stays optional."""
+    if name in ("ShuffleAccountant", "ShuffledEvent"):
+        try:
+            from shuffle_lib import accountant
+        except ModuleNotFoundError as err:
+            if (err.name or "").split(".")[0] not in ("dp_accounting", "attr"):
+                raise
+            raise ImportError(f"shuffle_lib.{name} needs the optional package dp-accounting: "
+                              "pip install shuffle-lib[dp-accounting]") from err
+        return getattr(accountant, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def mechanism(name: str) -> registry.Mechanism:
     """The registry's declaration of mechanism ``name`` (``python -m shuffle_lib delta NAME ...``)."""
     return registry.get(name)

@@ -15,6 +15,7 @@ import numpy as np
 from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY, compose, delta_bracket_one, epsilon_bracket_one
+from shuffle_lib.core.pld import PLD
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel
 from shuffle_lib.mechanisms.clones.pairs import PAIRS, EPS0_PARAM, N_PARAM, delta_bracket_single, epsilon_bracket_single
@@ -127,3 +128,25 @@ register(Mechanism(
     rdp=_rdp,
     example={"n": 100, "eps0": 1.0},
 ))
+
+
+def clone_plds(n: int, eps0: float, pair: str = "fmt21", compositions: int = 1,
+               accuracy: float = DEFAULT_ACCURACY) -> tuple[PLD, PLD]:
+    """(dominating PLD, dominated PLD) of one round, for composing with other mechanisms.
+
+    Both directions share each PLD (the clones pairs are symmetric).  Up to ``EXACT_MAX_ATOMS``
+    atoms: the exact atoms of :func:`clone_pld` with the dropped mass (<= 1e-18 tails) at +inf
+    (upper) or omitted (lower), so each side is certified in any composition, not only through the
+    Fourier accountant's trimming; beyond that, the routes of :func:`clone_model` on a grid of step
+    accuracy / (4 compositions), ``compositions`` being the total rounds of the composition.
+    """
+    k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+    try:
+        low, info = clone_pld(n, eps0, pair, 1e-18, "lower", EXACT_MAX_ATOMS)
+        return PLD(low.losses, low.probs, min(1.0, low.inf_mass + info["dropped"])), low
+    except ValueError as err:
+        if "max_atoms" not in str(err):
+            raise
+    up, low, _ = _bounding_plds(n, eps0, pair, k, accuracy)
+    return up, low

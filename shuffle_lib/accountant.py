@@ -1,0 +1,512 @@
+"""A ``dp_accounting`` privacy accountant that composes shuffle rounds with Google's mechanisms.
+
+:class:`ShuffledEvent` is a ``dp_accounting`` ``DpEvent`` naming a declared mechanism of the
+registry (``ShuffledEvent("rr", eps0=1.0)``, ``ShuffledEvent("ldp-shuffle", n=10_000, eps0=1.0)``).
+:class:`ShuffleAccountant` implements ``dp_accounting.PrivacyAccountant`` (``supports``,
+``compose(event, count)``, ``get_delta``, ``get_epsilon``; the interface of ``dp_accounting``
+0.4-0.6, ``privacy_accountant.py``) and returns certified brackets:
+
+* every round becomes a *dominating* PLD (the upper end) and a *dominated* one (the lower end),
+  in both directions: a shuffle round from its mechanism's build (:mod:`shuffle_lib.core.types`),
+  a ``dp_accounting`` event from ``dp_accounting``'s own builders with ``pessimistic_estimate=True``
+  (losses rounded up, the truncated upper tail at +inf) and ``False`` (rounded down, truncated mass
+  dropped), the privacy-buckets discretisation of Meiser & Mohammadi (2018) as used by
+  ``dp_accounting.pld``;
+* the two lists are composed by the certified Fourier accountant
+  (:func:`shuffle_lib.core.fourier.delta_bracket` / ``epsilon_bracket``; Koskela et al., seed 000,
+  seed 001): the product of dominating pairs dominates the (adaptive) composition (Zhu, Dong and
+  Wang 2022, Thm 10), and f(s) = (1 - e^{eps - s})_+ is non-decreasing, so a composition of
+  stochastically smaller losses gives a lower bound;
+* a tail cut (``PairModel.tail_cut``) lowers the lower end by ``count x tail_cut`` per event, as
+  :mod:`shuffle_lib.core.evaluate` does.
+
+``get_delta`` / ``get_epsilon`` return the upper end (what a ``dp_accounting`` user expects);
+``get_delta_bracket`` / ``get_epsilon_bracket`` return the :class:`~shuffle_lib.core.types.Bracket`.
+
+Directions.  A mechanism's pair (P, Q) bounds the ordered neighbours one way round, (Q, P) the
+other way.  Which way a neighbouring pair of datasets falls may differ between mechanisms, so for
+events whose two directions differ (``histogram-krr``, ``bitflip``, ...) every relative orientation
+is composed and the maximum taken (at most :data:`MAX_ASYMMETRIC` such events); symmetric ones
+(``rr``, ``krr-*``, ``ldp-shuffle``, the Gaussian, ...) need no choice.  Under
+``ADD_OR_REMOVE_ONE`` ``dp_accounting``'s ``remove``/``add`` PLDs have one meaning for every
+event and are paired as they are.
+
+Refused (``supports`` is False, ``compose`` raises ``UnsupportedEventError``): a ``WorstCase`` model
+(several pairs, e.g. ``bitflip --m worst``) or a ``DirectModel`` other than ``ldp-shuffle`` mixed
+with any other event -- the maximum over pairs of a composition is not the composition of one
+pair, and no single dominating PLD is proved here; alone they are evaluated as the command line
+does.  Shuffle rounds under any relation but ``REPLACE_ONE`` (every declaration here is a
+substitution-neighbour analysis); ``dp_accounting`` events under the relations ``PLDAccountant``
+refuses; events ``PLDAccountant`` does not support, and ``TruncatedSubsampledGaussianDpEvent``
+(no optimistic builder in ``dp_accounting``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import attr
+import numpy as np
+from dp_accounting import dp_event, privacy_accountant
+from dp_accounting.pld import privacy_loss_distribution as dpl
+
+from shuffle_lib.core import evaluate, fourier, registry
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.pld import PLD
+from shuffle_lib.core.types import Bracket, DirectModel, PairModel, WorstCase
+from shuffle_lib.mechanisms.clones.compose import clone_plds
+
+NeighboringRelation = privacy_accountant.NeighboringRelation
+CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
+
+MAX_DP_POINTS = 100_000     # atoms of a dp_accounting PLD at most (its builders loop in Python: cost ~ 1/h)
+MAX_ASYMMETRIC = 4          # events with two different directions: 2^(m-1) orientations composed
+CLONES = "ldp-shuffle"      # a DirectModel whose PLDs are public (clone_plds): composes with others
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True, init=False)
+class ShuffledEvent(dp_event.DpEvent):
+    """One round of a declared shuffle mechanism: ``ShuffledEvent("rr", eps0=1.0)``.
+
+    ``params`` holds the declared parameters, validated by ``registry.get(mechanism).checked``
+    (defaults filled in, declaration order) as ``((name, value), ...)``; a bad or missing one is a
+    ValueError naming it and its range.  ``ShuffledEvent(mechanism, params=...)`` (a mapping or
+    pairs) is the form ``DpEvent.from_named_tuple`` uses.  The mechanism's seed and equation:
+    ``registry.get(mechanism).source``.
+    """
+
+    mechanism: str
+    params: tuple
+
+    def __init__(self, mechanism: str, params: Mapping[str, Any] | Sequence[tuple[str, Any]] | None = None,
+                 **kwargs: Any) -> None:
+        if isinstance(mechanism, bytes):
+            mechanism = mechanism.decode()
+        mech = registry.get(mechanism)
+        given = dict(params) if params is not None else {}
+        both = set(given) & set(kwargs)
+        if both:
+            raise ValueError(f"parameter {sorted(both)[0]!r} is given twice.")
+        given.update(kwargs)
+        self.__attrs_init__(mech.name, tuple(mech.checked(given).items()))
+
+    def to_named_tuple(self) -> dp_event.DpEventNamedTuple:
+        """``DpEvent.to_named_tuple`` with the mechanism's name as bytes (class docstring)."""
+        return super().to_named_tuple()._replace(mechanism=self.mechanism.encode())
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The parameters as a dict (the keywords of the mechanism's build)."""
+        return dict(self.params)
+
+
+@dataclass(frozen=True)
+class _Round:
+    """One distinct event of the composition: dominating and dominated PLDs per direction."""
+
+    up_pq: PLD
+    up_qp: PLD
+    low_pq: PLD
+    low_qp: PLD
+    count: int
+    cut: float = 0.0          # mass sent to +inf per round by the build (PairModel.tail_cut)
+
+    @property
+    def symmetric(self) -> bool:
+        return _same(self.up_pq, self.up_qp) and _same(self.low_pq, self.low_qp)
+
+    def flipped(self) -> _Round:
+        return _Round(self.up_qp, self.up_pq, self.low_qp, self.low_pq, self.count, self.cut)
+
+
+def _same(a: PLD, b: PLD) -> bool:
+    return a is b or (a.inf_mass == b.inf_mass and np.array_equal(a.losses, b.losses)
+                      and np.array_equal(a.probs, b.probs))
+
+
+def _from_pmf(pmf: Any) -> PLD:
+    """A ``dp_accounting`` PLDPmf (dense or sparse) as our PLD: losses k h, their masses, +inf mass.
+
+    Reads the PMF's attributes (``dp_accounting`` 0.4-0.6 keeps them private: ``_lower_loss``,
+    ``_probs``, ``_discretization``, ``_infinity_mass`` of ``pld_pmf.DensePLDPmf``).
+    """
+    try:
+        dense = pmf.to_dense_pmf()
+        k0, probs, h, inf = dense._lower_loss, np.asarray(dense._probs, float), dense._discretization, \
+            dense._infinity_mass
+    except AttributeError as err:   # pragma: no cover - a future dp_accounting layout
+        raise RuntimeError(f"this dp_accounting version stores PLDs differently ({err}); "
+                           "shuffle_lib.accountant supports dp-accounting 0.4-0.6.") from None
+    keep = probs > 0
+    losses = (k0 + np.nonzero(keep)[0]) * float(h)
+    return PLD(losses.astype(float), probs[keep], float(min(max(inf, 0.0), 1.0)))
+
+
+def _directions(pld: Any) -> tuple[PLD, PLD]:
+    """(remove, add) = (omega_{P/Q}, omega_{Q/P}) of a ``dp_accounting`` PrivacyLossDistribution
+    (``pmf_remove`` is the PLD of M(D) w.r.t. M(D'), D' one record less; ``add`` the reverse)."""
+    remove = _from_pmf(pld._pmf_remove)
+    return remove, (remove if pld._symmetric else _from_pmf(pld._pmf_add))
+
+
+class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
+    """A ``dp_accounting.PrivacyAccountant`` with certified brackets (module docstring).
+
+    ``accuracy``: target half-width of the eps bracket of the Fourier accountant
+    (:data:`shuffle_lib.core.fourier.DEFAULT_ACCURACY`); ``dp_accounting`` events are discretised
+    at h = max(accuracy / (4 K), width / 1e5), K the rounds composed and width the span of the
+    event's losses (measured on a coarse build), so that a build stays well under a second.  ``neighboring_relation``: a
+    ``dp_accounting.NeighboringRelation``; shuffle rounds need ``REPLACE_ONE`` (the default).
+    """
+
+    def __init__(self, accuracy: float = fourier.DEFAULT_ACCURACY,
+                 neighboring_relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE) -> None:
+        if not isinstance(neighboring_relation, NeighboringRelation):
+            raise ValueError("neighboring_relation must be a dp_accounting.NeighboringRelation "
+                             f"(ADD_OR_REMOVE_ONE, REPLACE_ONE or REPLACE_SPECIAL), got {neighboring_relation!r}.")
+        super().__init__(neighboring_relation)
+        self._accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+        self._events: list[list] = []     # [[leaf event, count], ...], equal events merged
+        self._models: list[tuple[ShuffledEvent, Any]] = []
+        self._rounds: tuple[int, list[_Round]] | None = None   # cache, keyed by the number of events
+        self._answers: dict[tuple[str, float], Bracket] = {}     # cache of brackets, emptied by compose
+
+    @property
+    def accuracy(self) -> float:
+        """The target half-width of the eps bracket."""
+        return self._accuracy
+
+    # ---- composition (the dp_accounting interface) ----
+
+    def compose(self, event: dp_event.DpEvent, count: int = 1) -> ShuffleAccountant:
+        """``PrivacyAccountant.compose`` with ``count`` checked (an integer in [1, 1e7])."""
+        v.integer("count", count, lo=1, hi=10 ** 7)
+        return super().compose(event, count)
+
+    def _maybe_compose(self, event: dp_event.DpEvent, count: int,
+                       do_compose: bool) -> CompositionErrorDetails | None:
+        """Flatten ``event`` into leaves, check each and the mixture, then (``do_compose``) record them."""
+        leaves: list[list] = []
+        err = self._flatten(event, count, leaves)
+        if err is not None:
+            return err
+        merged = [list(x) for x in self._events]
+        for leaf, c in leaves:
+            _add(merged, leaf, c)
+        err = self._check_mixture(merged)
+        if err is not None:
+            return err
+        if do_compose:   # (leaves of count 0 are checked, as supports() asks with count 0, not kept)
+            self._events = [x for x in merged if x[1] > 0]
+            self._rounds = None
+            self._answers = {}
+        return None
+
+    def _flatten(self, event: dp_event.DpEvent, count: int, out: list[list]) -> CompositionErrorDetails | None:
+        if isinstance(event, dp_event.NoOpDpEvent):
+            return None
+        if isinstance(event, dp_event.SelfComposedDpEvent):
+            inner = v.integer("SelfComposedDpEvent.count", event.count, lo=0, hi=10 ** 7)
+            return self._flatten(event.event, inner * count, out)
+        if isinstance(event, dp_event.ComposedDpEvent):
+            for e in event.events:
+                err = self._flatten(e, count, out)
+                if err is not None:
+                    return err
+            return None
+        err = self._leaf_error(event)
+        if err is not None:
+            return err
+        if _zero_noise(event):   # as PLDAccountant: zero noise is a non-private event
+            out.append([dp_event.NonPrivateDpEvent(), count])
+        elif not _is_noop(event):
+            out.append([event, count])
+        return None
+
+    def _leaf_error(self, event: dp_event.DpEvent) -> CompositionErrorDetails | None:
+        rel = self.neighboring_relation
+        if isinstance(event, ShuffledEvent):
+            if rel != NeighboringRelation.REPLACE_ONE:
+                return CompositionErrorDetails(event, (
+                    f"ShuffledEvent({event.mechanism!r}) is analysed for substitution neighbours "
+                    f"(REPLACE_ONE); this accountant uses {rel.name}."))
+            self._model(event)   # builds now: an invalid combination of parameters raises ValueError here
+            return None
+        if isinstance(event, dp_event.NonPrivateDpEvent):
+            return None
+        needs = _PLD_RELATIONS.get(_kind(event))
+        if needs is None:
+            return CompositionErrorDetails(event, "Unsupported event.")
+        if rel not in needs:
+            return CompositionErrorDetails(event, (
+                f"neighboring_relation must be one of {', '.join(r.name for r in needs)} for "
+                f"{_kind(event)} (as in dp_accounting's PLDAccountant); found {rel.name}."))
+        return None
+
+    def _model(self, event: ShuffledEvent, compositions: int = 1) -> Any:
+        """The mechanism's build (cached for one round); with ``compositions`` for a lone event."""
+        mech = registry.get(event.mechanism)
+        extra = {}
+        if "compositions" in mech.uses:
+            extra["compositions"] = compositions
+        if "accuracy" in mech.uses:
+            extra["accuracy"] = self._accuracy
+        if compositions == 1:
+            for e, m in self._models:
+                if e == event:
+                    return m
+        model = mech.build(**event.values, **extra)
+        if not isinstance(model, (PairModel, WorstCase, DirectModel)):
+            raise TypeError(f"mechanism {event.mechanism}'s build returned {type(model).__name__}.")
+        if compositions == 1:
+            self._models.append((event, model))
+        return model
+
+    def _alone_only(self, event: dp_event.DpEvent) -> str | None:
+        """Why ``event`` cannot be composed with other events (None if it can)."""
+        if not isinstance(event, ShuffledEvent):
+            return None
+        model = self._model(event)
+        if isinstance(model, WorstCase):
+            return (f"ShuffledEvent({event.mechanism!r}) is a worst case over {len(model.pairs)} pairs: the max "
+                    "over pairs of a composition is not one pair's, so it composes only with itself; "
+                    "compose it alone, or fix the neighbouring configuration (one pair).")
+        if isinstance(model, DirectModel) and event.mechanism != CLONES:
+            return (f"ShuffledEvent({event.mechanism!r}) has its own certified method (no PLDs): "
+                    "it composes only with itself.")
+        return None
+
+    def _check_mixture(self, merged: list[list]) -> CompositionErrorDetails | None:
+        private = [e for e, _ in merged if not isinstance(e, dp_event.NonPrivateDpEvent)]
+        if len(private) > 1:
+            for e in private:
+                why = self._alone_only(e)
+                if why is not None:
+                    return CompositionErrorDetails(e, why)
+        return None
+
+    # ---- the numbers ----
+
+    def _lone(self) -> tuple[ShuffledEvent, int] | None:
+        if len(self._events) == 1 and isinstance(self._events[0][0], ShuffledEvent):
+            return self._events[0][0], self._events[0][1]
+        return None
+
+    def _non_private(self) -> bool:
+        return any(isinstance(e, dp_event.NonPrivateDpEvent) for e, _ in self._events)
+
+    def _build_rounds(self) -> list[_Round]:
+        if self._rounds is not None and self._rounds[0] == len(self._events):
+            return self._rounds[1]
+        K = sum(_rounds_of(e, c) for e, c in self._events)
+        h = self._accuracy / (4 * K)
+        out = []
+        for e, c in self._events:
+            if isinstance(e, ShuffledEvent):
+                model = self._model(e)
+                if isinstance(model, PairModel):
+                    low = (model.pq, model.qp) if model.pq_lower is None else (model.pq_lower, model.qp_lower)
+                    out.append(_Round(model.pq, model.qp, *low, c, model.tail_cut))
+                else:   # ldp-shuffle (the only DirectModel allowed in a mixture)
+                    p = e.values
+                    up, low = clone_plds(p["n"], p["eps0"], p["pair"], K, self._accuracy)
+                    out.append(_Round(up, up, low, low, c))
+            else:
+                out.append(_dp_round(e, c, h, self.neighboring_relation))
+        self._rounds = (len(self._events), out)
+        return out
+
+    def _orientations(self) -> list[list[_Round]]:
+        rounds = self._build_rounds()
+        if self.neighboring_relation != NeighboringRelation.REPLACE_ONE:
+            return [rounds]
+        asym = [i for i, r in enumerate(rounds) if not r.symmetric]
+        if len(asym) > MAX_ASYMMETRIC:
+            raise ValueError(f"at most {MAX_ASYMMETRIC} events with two different directions can be composed "
+                             f"(2^(m-1) orientations each); this composition has {len(asym)}.")
+        out = []
+        for flips in itertools.product((False, True), repeat=max(len(asym) - 1, 0)):
+            flip = dict(zip(asym[1:], flips))
+            out.append([r.flipped() if flip.get(i) else r for i, r in enumerate(rounds)])
+        return out
+
+    def get_delta_bracket(self, target_epsilon: float) -> Bracket:
+        """Certified bracket [lower, upper] for the tight delta(target_epsilon) of the composition."""
+        return self._cached("delta", _target_epsilon(target_epsilon), self._delta_bracket)
+
+    def get_epsilon_bracket(self, target_delta: float) -> Bracket:
+        """Certified bracket [lower, upper] for the tight eps(target_delta) of the composition."""
+        return self._cached("epsilon", v.real("target_delta", target_delta, 0.0, 1.0), self._epsilon_bracket)
+
+    def _delta_bracket(self, eps: float) -> Bracket:
+        if self._non_private():
+            return Bracket(1.0, 1.0)
+        if not self._events:
+            return Bracket(0.0, 0.0)
+        eps = v.real("target_epsilon", eps, 0.0)   # finite for a composition (+inf: only with no events)
+        lone = self._lone()
+        if lone is not None:
+            return evaluate.delta_brackets(self._model(*lone), [eps], lone[1], accuracy=self._accuracy)[0]
+        out = []
+        for rounds in self._orientations():
+            cut = sum(r.count * r.cut for r in rounds)
+            up_pq, up_qp = [(r.up_pq, r.count) for r in rounds], [(r.up_qp, r.count) for r in rounds]
+            up = fourier.delta_bracket(up_pq, up_qp, [eps], accuracy=self._accuracy)[0]
+            if all(r.low_pq is r.up_pq and r.low_qp is r.up_qp for r in rounds):
+                low = up
+            else:
+                low = fourier.delta_bracket([(r.low_pq, r.count) for r in rounds],
+                                            [(r.low_qp, r.count) for r in rounds], [eps], accuracy=self._accuracy)[0]
+            out.append(Bracket(max(0.0, min(low.lower, up.upper) - cut), up.upper))
+        return Bracket(max(b.lower for b in out), max(b.upper for b in out))
+
+    def _epsilon_bracket(self, target_delta: float) -> Bracket:
+        delta = v.real("target_delta", target_delta, 0.0, 1.0)
+        if self._non_private():
+            return Bracket(math.inf, math.inf)
+        if not self._events or delta == 1.0:
+            return Bracket(0.0, 0.0)
+        delta = v.real("target_delta", delta, 0.0, 1.0, lo_open=True)
+        lone = self._lone()
+        if lone is not None:
+            return evaluate.epsilon_brackets(self._model(*lone), [delta], lone[1], accuracy=self._accuracy)[0]
+        out = []
+        for rounds in self._orientations():
+            cut = sum(r.count * r.cut for r in rounds)
+            up = fourier.epsilon_bracket([(r.up_pq, r.count) for r in rounds], [(r.up_qp, r.count) for r in rounds],
+                                         [delta], accuracy=self._accuracy)[0]
+            same = all(r.low_pq is r.up_pq and r.low_qp is r.up_qp for r in rounds)
+            if delta + cut >= 1.0:
+                lower = 0.0
+            elif same and cut == 0.0:
+                lower = up.lower
+            else:   # the cut PLDs' delta is at most the exact one's plus the cut: read at delta + cut
+                lower = fourier.epsilon_bracket([(r.low_pq, r.count) for r in rounds],
+                                                [(r.low_qp, r.count) for r in rounds], [delta + cut],
+                                                accuracy=self._accuracy)[0].lower
+            out.append(Bracket(min(lower, up.upper), up.upper))
+        return Bracket(max(b.lower for b in out), max(b.upper for b in out))
+
+    def _cached(self, verb: str, target: float, fn: Any) -> Bracket:
+        key = (verb, float(target))
+        if key not in self._answers:
+            self._answers[key] = fn(target)
+        return self._answers[key]
+
+    def get_delta(self, target_epsilon: float) -> float:
+        """The upper end of :meth:`get_delta_bracket` (a certified upper bound on delta)."""
+        return self.get_delta_bracket(target_epsilon).upper
+
+    def get_epsilon(self, target_delta: float) -> float:
+        """The upper end of :meth:`get_epsilon_bracket` (a certified upper bound on eps)."""
+        return self.get_epsilon_bracket(target_delta).upper
+
+
+def _target_epsilon(x: Any) -> float:
+    """eps >= 0 as a float; +inf is allowed here (no events: delta 0; non-private: 1)."""
+    try:
+        eps = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"target_epsilon must be a real number in [0, inf], got {x!r}.") from None
+    if not eps >= 0:
+        raise ValueError(f"target_epsilon must lie in [0, inf], got target_epsilon={x!r}.")
+    return eps
+
+
+def _add(merged: list[list], event: dp_event.DpEvent, count: int) -> None:
+    for item in merged:
+        if item[0] == event:
+            item[1] += count
+            return
+    merged.append([event, count])
+
+
+# ---- dp_accounting's events: which relations PLDAccountant accepts, and their PLDs ----
+
+_ALL = tuple(NeighboringRelation)
+_ADD_SPECIAL = (NeighboringRelation.ADD_OR_REMOVE_ONE, NeighboringRelation.REPLACE_SPECIAL)
+_PLD_RELATIONS = {   # dp_accounting 0.6 pld_privacy_accountant.PLDAccountant._maybe_compose
+    "GaussianDpEvent": _ALL,
+    "LaplaceDpEvent": _ADD_SPECIAL,
+    "DiscreteLaplaceDpEvent": _ADD_SPECIAL,
+    "MixtureOfGaussiansDpEvent": _ADD_SPECIAL,
+    "RandomizedResponseDpEvent": (NeighboringRelation.REPLACE_ONE, NeighboringRelation.REPLACE_SPECIAL),
+    "PoissonSampledDpEvent(GaussianDpEvent)": _ALL,
+    "PoissonSampledDpEvent(LaplaceDpEvent)": _ADD_SPECIAL,
+}
+
+
+def _kind(event: dp_event.DpEvent) -> str:
+    name = type(event).__name__
+    if isinstance(event, dp_event.PoissonSampledDpEvent):
+        return f"{name}({type(event.event).__name__})"
+    return name
+
+
+def _is_noop(event: dp_event.DpEvent) -> bool:
+    """Events PLDAccountant skips (no privacy cost)."""
+    if isinstance(event, dp_event.RandomizedResponseDpEvent):
+        return event.num_buckets == 1
+    if isinstance(event, dp_event.MixtureOfGaussiansDpEvent):
+        return len(event.sensitivities) == 1 and event.sensitivities[0] == 0.0
+    if isinstance(event, dp_event.PoissonSampledDpEvent):
+        return event.sampling_probability == 0
+    return False
+
+
+def _zero_noise(event: dp_event.DpEvent) -> bool:
+    """Events PLDAccountant treats as non-private (zero noise)."""
+    if isinstance(event, ShuffledEvent) or _is_noop(event):
+        return False
+    inner = event.event if isinstance(event, dp_event.PoissonSampledDpEvent) else event
+    for attr_name in ("noise_multiplier", "noise_parameter", "standard_deviation"):
+        if getattr(inner, attr_name, None) == 0:
+            return True
+    return False
+
+
+def _rounds_of(event: dp_event.DpEvent, count: int) -> int:
+    """Rounds the Fourier accountant composes for an event (a Gaussian's count is one sigma/sqrt(count))."""
+    return 1 if isinstance(event, dp_event.GaussianDpEvent) else count
+
+
+def _dp_round(event: dp_event.DpEvent, count: int, h: float, rel: NeighboringRelation) -> _Round:
+    """Pessimistic (upper) and optimistic (lower) PLDs of a dp_accounting event, by its own builders
+    (privacy buckets: ``use_connect_dots=False``, losses rounded up / down to multiples of the step),
+    at step max(h, width / MAX_DP_POINTS), width the span of losses of a coarse build."""
+    def build(pessimistic: bool, h: float) -> Any:
+        kw = dict(pessimistic_estimate=pessimistic, value_discretization_interval=h)
+        if isinstance(event, dp_event.GaussianDpEvent):
+            return dpl.from_gaussian_mechanism(event.noise_multiplier / math.sqrt(count), use_connect_dots=False,
+                                               neighboring_relation=rel, **kw)
+        if isinstance(event, dp_event.LaplaceDpEvent):
+            return dpl.from_laplace_mechanism(event.noise_multiplier, use_connect_dots=False, **kw)
+        if isinstance(event, dp_event.DiscreteLaplaceDpEvent):
+            return dpl.from_discrete_laplace_mechanism(event.noise_parameter, sensitivity=event.sensitivity,
+                                                       use_connect_dots=False, **kw)
+        if isinstance(event, dp_event.MixtureOfGaussiansDpEvent):
+            return dpl.from_mixture_gaussian_mechanism(event.standard_deviation, list(event.sensitivities),
+                                                       list(event.sampling_probs), use_connect_dots=False, **kw)
+        if isinstance(event, dp_event.RandomizedResponseDpEvent):
+            return dpl.from_randomized_response(event.noise_parameter, event.num_buckets,
+                                                neighboring_relation=rel, **kw)
+        inner = event.event
+        if isinstance(inner, dp_event.GaussianDpEvent):
+            return dpl.from_gaussian_mechanism(inner.noise_multiplier, sampling_prob=event.sampling_probability,
+                                               use_connect_dots=False, neighboring_relation=rel, **kw)
+        return dpl.from_laplace_mechanism(inner.noise_multiplier, sampling_prob=event.sampling_probability,
+                                          use_connect_dots=False, **kw)
+
+    coarse = _directions(build(True, 1e-2))
+    width = max(float(x.losses[-1] - x.losses[0]) if x.losses.size else 0.0 for x in coarse)
+    h = max(h, width / MAX_DP_POINTS)
+    up_pq, up_qp = _directions(build(True, h))
+    low_pq, low_qp = _directions(build(False, h))
+    return _Round(up_pq, up_qp, low_pq, low_qp, _rounds_of(event, count))
+
+
+__all__ = ["ShuffledEvent", "ShuffleAccountant", "MAX_DP_POINTS", "MAX_ASYMMETRIC"]

@@ -1,0 +1,238 @@
+"""shuffle_lib.accountant: the dp_accounting PrivacyAccountant contract (in the shape of
+dp_accounting's own privacy_accountant_test.py), agreement with PLDAccountant, certified brackets
+against independent computations, and the refusals (issue 15)."""
+
+import functools
+import math
+import pathlib
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+dpa = pytest.importorskip("dp_accounting")
+from dp_accounting import dp_event as de  # noqa: E402
+from dp_accounting.pld import pld_privacy_accountant  # noqa: E402
+from dp_accounting.pld import privacy_loss_distribution as dpl  # noqa: E402
+
+import shuffle_lib as sl  # noqa: E402
+from shuffle_lib.accountant import ShuffleAccountant, ShuffledEvent  # noqa: E402
+
+REPLACE, ADD_REMOVE = dpa.NeighboringRelation.REPLACE_ONE, dpa.NeighboringRelation.ADD_OR_REMOVE_ONE
+RR = ShuffledEvent("rr", eps0=1.0)
+GAUSS = de.GaussianDpEvent(2.0)
+
+
+class Unknown(de.DpEvent):
+    pass
+
+
+# ---- the accountant contract ----
+
+@pytest.mark.parametrize("bad", [de.UnsupportedDpEvent(), Unknown(),
+                                 de.SampledWithoutReplacementDpEvent(10, 2, de.GaussianDpEvent(1.0)),
+                                 de.TruncatedSubsampledGaussianDpEvent(100, 0.1, 20, 1.0)])
+@pytest.mark.parametrize("nest", [lambda e: e, lambda e: de.ComposedDpEvent([RR, e]),
+                                  lambda e: de.SelfComposedDpEvent(e, 10)])
+def test_unsupported_events_are_refused(bad, nest):
+    acct = ShuffleAccountant()
+    err = acct._maybe_compose(nest(bad), count=1, do_compose=False)
+    assert err is not None and err.invalid_event == bad
+    assert not acct.supports(nest(bad))
+    with pytest.raises(dpa.UnsupportedEventError, match="caused by subevent"):
+        acct.compose(nest(bad))
+    assert acct.get_delta(1.0) == 0.0   # nothing was composed
+
+
+def test_no_events_no_op_and_non_private():
+    for acct in (ShuffleAccountant(), ShuffleAccountant().compose(de.NoOpDpEvent())):
+        assert acct.get_epsilon(1e-12) == acct.get_epsilon(0) == acct.get_epsilon(1) == 0
+        assert acct.get_delta(1e-12) == acct.get_delta(0) == acct.get_delta(math.inf) == 0
+    for event in (de.NonPrivateDpEvent(), de.ComposedDpEvent([de.NoOpDpEvent(), de.NonPrivateDpEvent()]),
+                  de.SelfComposedDpEvent(de.NonPrivateDpEvent(), 10), de.ComposedDpEvent([RR, de.GaussianDpEvent(0)])):
+        acct = ShuffleAccountant()
+        assert acct.supports(event)
+        acct.compose(event)
+        assert acct.get_epsilon(0.5) == acct.get_epsilon(0) == math.inf
+        assert acct.get_delta(100) == acct.get_delta(0) == 1
+
+
+def test_order_and_count_do_not_matter():
+    krr = ShuffledEvent("krr-strong", n=20, gamma=0.5, k=3)
+    a = ShuffleAccountant().compose(RR).compose(krr).compose(GAUSS).compose(RR)
+    b = ShuffleAccountant().compose(GAUSS).compose(RR, 2).compose(krr)
+    c = ShuffleAccountant().compose(de.ComposedDpEvent([de.SelfComposedDpEvent(RR, 2), krr, GAUSS]))
+    ref = a.get_delta_bracket(1.0)
+    for other in (b, c):
+        got = other.get_delta_bracket(1.0)
+        assert got.upper == pytest.approx(ref.upper, rel=1e-9) and got.lower == pytest.approx(ref.lower, rel=1e-9)
+    # compose(event, 3) is three times compose(event), and the ledger records what was composed
+    x = ShuffleAccountant().compose(RR, 3)
+    y = ShuffleAccountant().compose(RR).compose(RR).compose(RR)
+    assert x.get_epsilon_bracket(1e-3) == y.get_epsilon_bracket(1e-3)
+    assert x.ledger == de.SelfComposedDpEvent(RR, 3)
+
+
+@pytest.mark.parametrize("count", [0, -1, 1.5, "2", 10 ** 8])
+def test_bad_counts(count):
+    with pytest.raises(ValueError, match="count"):
+        ShuffleAccountant().compose(RR, count)
+    with pytest.raises(ValueError, match="count"):
+        ShuffleAccountant().compose(de.SelfComposedDpEvent(RR, -1))
+
+
+def test_bad_targets_and_settings():
+    acct = ShuffleAccountant().compose(RR, 2)
+    with pytest.raises(ValueError, match="target_epsilon"):
+        acct.get_delta(-1.0)
+    with pytest.raises(ValueError, match="target_delta"):
+        acct.get_epsilon(1.5)
+    with pytest.raises(ValueError, match="target_delta"):
+        acct.get_epsilon(0.0)
+    with pytest.raises(ValueError, match="accuracy"):
+        ShuffleAccountant(accuracy=0.0)
+    with pytest.raises(ValueError, match="neighboring_relation"):
+        ShuffleAccountant(neighboring_relation="replace")
+
+
+def test_events_serialise_like_dp_accountings():
+    e = ShuffledEvent("ldp-shuffle", n=100, eps0=1.0)
+    assert e.values == {"n": 100, "eps0": 1.0, "pair": "fmt21"}
+    tree = de.ComposedDpEvent([de.SelfComposedDpEvent(e, 3), RR, GAUSS])
+    assert de.DpEvent.from_named_tuple(tree.to_named_tuple()) == tree
+    assert ShuffledEvent("rr", params={"eps0": 1.0}) == RR
+    assert hash(RR) == hash(ShuffledEvent("rr", eps0=1))
+
+
+# ---- agreement with dp_accounting and independent computations ----
+
+@pytest.mark.parametrize("relation", [REPLACE, ADD_REMOVE])
+def test_gaussian_pipelines_contain_pld_accountant(relation):
+    event = de.ComposedDpEvent([de.SelfComposedDpEvent(de.GaussianDpEvent(3.0), 4),
+                                de.PoissonSampledDpEvent(0.1, de.GaussianDpEvent(1.0))])
+    ours = ShuffleAccountant(neighboring_relation=relation).compose(event, 2)
+    theirs = pld_privacy_accountant.PLDAccountant(relation, value_discretization_interval=1e-4).compose(event, 2)
+    d, e = ours.get_delta_bracket(1.0), ours.get_epsilon_bracket(1e-6)
+    assert d.lower <= theirs.get_delta(1.0) and theirs.get_delta(1.0) == pytest.approx(d.upper, rel=2e-3)
+    assert e.lower <= theirs.get_epsilon(1e-6) and theirs.get_epsilon(1e-6) == pytest.approx(e.upper, rel=2e-3)
+    assert ours.get_delta(1.0) == d.upper and ours.get_epsilon(1e-6) == e.upper
+
+
+@functools.lru_cache
+def _gaussian_pld(sigma, pessimistic):
+    return dpl.from_gaussian_mechanism(sigma, pessimistic_estimate=pessimistic, value_discretization_interval=2e-5,
+                                       use_connect_dots=pessimistic, neighboring_relation=REPLACE)
+
+
+def _gaussian_delta(sigma, eps, pessimistic):
+    """dp_accounting's own Gaussian PLD at a fine step, read at each eps (symmetric: one direction)."""
+    eps = np.atleast_1d(eps)
+    order = np.argsort(eps)
+    out = np.empty(eps.size)
+    out[order] = _gaussian_pld(sigma, pessimistic).get_delta_for_epsilon([float(x) for x in eps[order]])
+    return out
+
+
+def _convolved(model, sigma, eps, pessimistic):
+    """delta(eps) of (pair) x (Gaussian) by exact convolution with the pair's few atoms:
+    H_{A+B}(eps) = inf_A + sum_a P(a) H_B(eps - a), the max over both directions."""
+    out = []
+    for pld in (model.pq, model.qp):
+        out.append(pld.inf_mass + float(np.dot(pld.probs, _gaussian_delta(sigma, eps - pld.losses, pessimistic))))
+    return max(out)
+
+
+@pytest.mark.parametrize("event, params", [("rr", {"eps0": 1.0}), ("krr-strong", {"n": 6, "gamma": 0.5, "k": 3})])
+def test_a_shuffle_round_with_a_gaussian_is_certified(event, params):
+    sigma, eps = 2.0, 1.0
+    acct = ShuffleAccountant().compose(de.ComposedDpEvent([ShuffledEvent(event, **params),
+                                                           de.GaussianDpEvent(sigma)]))
+    br = acct.get_delta_bracket(eps)
+    model = sl.mechanism(event).build(**params)
+    assert model.tail_cut <= 1e-50   # the convolution below uses the exact pair
+    hi, lo = _convolved(model, sigma, eps, True), _convolved(model, sigma, eps, False)
+    assert lo <= hi
+    assert br.lower <= hi and lo <= br.upper
+    assert br.lower <= 0.5 * (lo + hi) <= br.upper
+    assert br.upper - br.lower <= 1e-3 * br.upper
+
+
+def test_ldp_shuffle_rounds_match_the_clones_accountant():
+    e = ShuffledEvent("ldp-shuffle", n=100, eps0=1.0)
+    ref = sl.clones.delta_bracket(100, 1.0, 1.5, compositions=3)[0]
+    for acct in (ShuffleAccountant().compose(e, 3),
+                 ShuffleAccountant().compose(de.ComposedDpEvent([e, de.NoOpDpEvent()]), 3)):
+        got = acct.get_delta_bracket(1.5)
+        assert got.lower <= ref.upper and ref.lower <= got.upper
+        assert got.upper == pytest.approx(ref.upper, rel=1e-2)
+    # with a Gaussian it composes through its PLDs; the bracket sits above both parts alone
+    mixed = ShuffleAccountant().compose(de.ComposedDpEvent([e, GAUSS]), 3).get_delta_bracket(1.5)
+    assert mixed.lower <= mixed.upper and mixed.lower >= ref.upper
+
+
+def test_two_asymmetric_pairs_take_the_worse_orientation():
+    hist = ShuffledEvent("histogram-krr", n=40, n_x0=10, k=4, eps0=2.0)
+    flip = ShuffledEvent("bitflip", n=12, q=0.1, m=3)
+    a, b = sl.mechanism("histogram-krr").build(**hist.values), sl.mechanism("bitflip").build(**flip.values)
+    got = ShuffleAccountant().compose(de.ComposedDpEvent([hist, flip])).get_delta_bracket(0.5)
+    same = sl.delta_bracket([(a.pq, 1), (b.pq, 1)], [(a.qp, 1), (b.qp, 1)], [0.5])[0]
+    cross = sl.delta_bracket([(a.pq, 1), (b.qp, 1)], [(a.qp, 1), (b.pq, 1)], [0.5])[0]
+    assert got.upper >= max(same.upper, cross.upper) * (1 - 1e-12)
+    assert got.lower >= max(same.lower, cross.lower) - max(a.tail_cut, 0) - b.tail_cut
+
+
+# ---- refusals ----
+
+def test_a_worst_case_composes_only_with_itself():
+    worst = ShuffledEvent("bitflip", n=8, q=0.2, m="worst")
+    alone = ShuffleAccountant().compose(worst, 2)
+    ref = sl.core.evaluate.delta_brackets(sl.mechanism("bitflip").build(n=8, q=0.2, m="worst"), [1.0], 2)[0]
+    assert alone.get_delta_bracket(1.0) == ref
+    assert not alone.supports(GAUSS)
+    assert not ShuffleAccountant().supports(de.ComposedDpEvent([worst, GAUSS]))
+    with pytest.raises(dpa.UnsupportedEventError, match="worst case"):
+        ShuffleAccountant().compose(GAUSS).compose(worst)
+    assert alone.supports(worst) and alone.supports(de.NoOpDpEvent())
+
+
+def test_unsupported_neighbouring_relations():
+    for rel in (ADD_REMOVE, dpa.NeighboringRelation.REPLACE_SPECIAL):
+        acct = ShuffleAccountant(neighboring_relation=rel)
+        assert not acct.supports(RR)
+        with pytest.raises(dpa.UnsupportedEventError, match="REPLACE_ONE"):
+            acct.compose(RR)
+        assert acct.supports(de.LaplaceDpEvent(1.0))
+    assert not ShuffleAccountant().supports(de.LaplaceDpEvent(1.0))   # as PLDAccountant
+    assert ShuffleAccountant().supports(de.RandomizedResponseDpEvent(noise_parameter=0.5, num_buckets=4))
+
+
+@pytest.mark.parametrize("args, kwargs, name", [
+    (("rr",), {"eps0": -1.0}, "eps0"), (("rr",), {}, "eps0"), (("rr",), {"eps0": 1.0, "n": 3}, "'n'"),
+    (("krr-strong",), {"n": 1, "gamma": 0.5, "k": 3}, "n"), (("no-such",), {}, "mechanism"),
+    (("rr", {"eps0": 1.0}), {"eps0": 2.0}, "eps0"),
+])
+def test_bad_parameters_name_the_parameter(args, kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        ShuffledEvent(*args, **kwargs)
+
+
+def test_the_readme_example_runs_as_written():
+    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    code = re.search(r"## Composing with other mechanisms: dp_accounting.*?```python\n(.*?)```", readme, re.S).group(1)
+    ns = {}
+    exec(compile(code, "README.md", "exec"), ns)
+    acct = ns["acct"]
+    br = acct.get_epsilon_bracket(1e-6)
+    assert 0 < br.lower <= br.upper == acct.get_epsilon(1e-6) < math.inf
+
+
+def test_shuffle_lib_imports_without_dp_accounting():
+    code = ("import sys; sys.modules['dp_accounting'] = None\n"
+            "import shuffle_lib as sl\n"
+            "assert sl.rr_pmfs(1.0)\n"
+            "try:\n    sl.ShuffleAccountant\nexcept ImportError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=pathlib.Path(__file__).resolve().parent.parent, check=True).stdout
+    assert "pip install shuffle-lib[dp-accounting]" in out
