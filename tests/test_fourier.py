@@ -215,3 +215,23 @@ def test_bad_components_and_targets():
         sl.epsilon_bracket(a, b, [0.0])
     with pytest.raises(ValueError, match="delta must lie in"):
         sl.epsilon_bracket(a, b, [float("nan")])
+
+
+def test_one_round_brackets_hold_at_ties_of_the_loss():
+    """Issue 17: a target eps that ties with an atom's loss up to rounding.  Exact values from
+    mpmath at 50 digits, not from the library."""
+    import mpmath as mp
+    mp.mp.dps = 50
+    # binary RR at eps = eps0: the only loss above 0 is eps0 itself, so delta(eps0) = 0 exactly
+    P, Q = sl.rr_pmfs(0.3)
+    br = sl.delta_bracket([(sl.pld_from_pmfs(P, Q), 1)], [(sl.pld_from_pmfs(Q, P), 1)], [0.3])[0]
+    assert br.lower == 0.0 <= br.upper
+    # p = (3/4, 1/4) vs its mirror just below eps = log 3: delta = 3/4 (1 - e^(eps - log 3))
+    eps = math.log(3) - 1e-8
+    exact = float(mp.mpf(3) / 4 * (1 - mp.e ** (mp.mpf(eps) - mp.log(3))))
+    p = np.array([0.75, 0.25])
+    a, b = sl.pld_from_pmfs(p, p[::-1]), sl.pld_from_pmfs(p[::-1], p)
+    br = sl.delta_bracket([(a, 1)], [(b, 1)], [eps])[0]
+    assert br.lower <= exact <= br.upper, (br, exact)
+    e = sl.epsilon_bracket([(a, 1)], [(b, 1)], [exact])[0]
+    assert e.lower <= eps <= e.upper, (e, eps)

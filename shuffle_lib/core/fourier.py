@@ -224,17 +224,41 @@ def _single(components):
     return components[0][0] if len(components) == 1 and components[0][1] == 1 else None
 
 
+def loss_slack(pld: PLD) -> float:
+    """A bound on the rounding of the PLD's losses: 64 ulp of max(1, max |L| + max(-log P)).
+
+    Losses are computed in floating point (log P - log Q and the like, each log within an ulp of
+    its argument's log, |log Q| <= |log P| + |L|), so an atom can sit on the wrong side of a
+    target eps that it ties with.  Evaluating the hockey-stick divergence at eps - slack (upper
+    end) and eps + slack (lower end) keeps one-round brackets certified at ties (issue 17: ``delta
+    rr --eps0 0.3 --eps 0.3`` gave [3.2e-17, 3.2e-17], exact 0).  Errors of the masses themselves
+    (a mechanism's formulas) are the mechanism's to bound.
+    """
+    if not pld.losses.size:
+        return 0.0
+    pos = pld.probs[pld.probs > 0]
+    scale = float(np.max(np.abs(pld.losses))) + (max(0.0, -math.log(float(pos.min()))) if pos.size else 0.0)
+    return 64 * 2.0 ** -52 * max(1.0, scale)
+
+
 def _exact_eps(pld, delta):
-    """Bracket around the exact eps_{P/Q}(delta), each side confirmed by evaluation."""
+    """Bracket around the exact eps_{P/Q}(delta), each side confirmed by evaluation.
+
+    upper: delta-hat(upper - slack) (1 + margin) <= delta, so the exact delta(upper) <= delta;
+    lower: delta-hat(lower + slack) (1 - margin) > delta, so the exact delta(lower) > delta.
+    """
     e = epsilon_for_delta(pld, delta)
     if not math.isfinite(e) or e == 0.0:
         return Bracket(e, e)
+    eta, m, top = loss_slack(pld), F._REL_MARGIN, float(pld.losses[-1])
     pad = 1e-12 * max(1.0, e)
-    up, lo = e + pad, max(0.0, e - pad)
-    while hockey_stick(pld, up) * (1 - F._REL_MARGIN) > delta:
+    up = e + pad
+    while up - eta <= top and hockey_stick(pld, up - eta) * (1 + m) > delta:
         pad *= 2
         up = e + pad
-    while lo > 0 and hockey_stick(pld, lo) * (1 + F._REL_MARGIN) <= delta:
+    pad = 1e-12 * max(1.0, e)
+    lo = max(0.0, e - pad)
+    while lo > 0 and hockey_stick(pld, lo + eta) * (1 - m) <= delta:
         pad *= 2
         lo = max(0.0, e - pad)
     return Bracket(lo, up)
@@ -292,10 +316,10 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
     pq, qp = check_components(plds_pq), check_components(plds_qp)
     if _single(pq) is not None and _single(qp) is not None:
         m = F._REL_MARGIN
-        one = pq[0][0] is qp[0][0]            # a symmetric pair given as one PLD: evaluate once
-        return [Bracket(max(0.0, d * (1 - m)), min(1.0, d * (1 + m)))
-                for d in (hockey_stick(pq[0][0], e) if one else max(hockey_stick(pq[0][0], e),
-                                                                      hockey_stick(qp[0][0], e)) for e in eps)]
+        plds = [pq[0][0]] if pq[0][0] is qp[0][0] else [pq[0][0], qp[0][0]]   # symmetric: evaluate once
+        eta = max(loss_slack(p) for p in plds)
+        return [Bracket(max(0.0, max(hockey_stick(p, e + eta) for p in plds) * (1 - m)),
+                        min(1.0, max(hockey_stick(p, e - eta) for p in plds) * (1 + m))) for e in eps]
     if _all_infinite(pq) or _all_infinite(qp):
         return [Bracket(1.0, 1.0) for _ in eps]
     K = sum(c for _, c in pq)
