@@ -2,7 +2,7 @@
 
 Layers (imports go downward only; ``tests/test_layers.py`` checks it):
 
-* :mod:`shuffle_lib.core` -- knows no mechanism: value types (:class:`Bracket`, the models a build
+* :mod:`shuffle_lib.core` -- knows no mechanism: value types (:class:`~shuffle_lib.core.types.Bracket`, the models a build
   returns), validation, binomial helpers, PLDs and the exact hockey-stick divergence, the
   grid/Fourier accountant, extreme-target bounds, Renyi and trade-off tools, a generic calibration
   search, the mechanism registry and the one evaluation path from a model to brackets.
@@ -19,85 +19,61 @@ The flat API below and the module names of earlier versions (``shuffle_lib.krr``
 ``shuffle_lib.clone_pld``, ``shuffle_lib.renyi``, ...) stay importable: each old name is the module
 that now holds it (``renyi`` gathers the generic tools, the clones pairs' divergence and the closed
 forms of seed 003).
+
+Everything is imported on first use (issue 15): ``import shuffle_lib`` loads neither numpy nor
+scipy, and a name such as ``shuffle_lib.krr`` or ``shuffle_lib.delta_bracket`` imports its module when
+it is first asked for.  The mechanisms register when :mod:`shuffle_lib.mechanisms` is imported, which
+:func:`shuffle_lib.core.registry.names` and :func:`~shuffle_lib.core.registry.get` do first.
 """
 
-import sys
-import types
+import importlib as _importlib
 
-from shuffle_lib.core import calibrate, evaluate, extreme, fourier, grid, pld, registry, tradeoff  # noqa: F401
-from shuffle_lib.core import renyi as _core_renyi
-from shuffle_lib.core import validate as _validate  # noqa: F401
-from shuffle_lib.core.fourier import compose, delta_bracket, epsilon_bracket
-from shuffle_lib.core.pld import (PLD, delta_exact, epsilon_exact, epsilon_for_delta, hockey_stick, pld_from_losses,
-                                  pld_from_pmfs, product_pmfs, tail_probability)
-from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, PairModel, WorstCase
-from shuffle_lib import bounds, mechanisms  # noqa: F401  (registers every mechanism)
-from shuffle_lib.bounds import closed_forms as bounds_literature
-from shuffle_lib.bounds import renyi as renyi_bounds
-from shuffle_lib.mechanisms import clones, gaussian_shuffle, histogram, krr, rr  # noqa: F401
-from shuffle_lib.mechanisms.clones import compose as clone_compose
-from shuffle_lib.mechanisms.clones import fmt21, subsample  # noqa: F401
-from shuffle_lib.mechanisms.clones import pld as clone_pld
-from shuffle_lib.mechanisms.clones import renyi as _clone_renyi
-from shuffle_lib.mechanisms.krr import checks as krr_checks
-from shuffle_lib.mechanisms.krr import large as krr_large
-from shuffle_lib.mechanisms.mixnet import bitflip, fake_flip, fake_records  # noqa: F401
-from shuffle_lib.mechanisms.rr import rr_composed_pld, rr_delta_exact, rr_pmfs
-from shuffle_lib.analyses import sgd, utility  # noqa: F401
-from shuffle_lib import cli, interop  # noqa: F401
+from shuffle_lib._aliases import ALIASES as _ALIASES
+from shuffle_lib._aliases import GATHERED as _GATHERED
+from shuffle_lib._aliases import install as _install
 
+_install()      # ``import shuffle_lib.krr`` etc.: the old module names, see shuffle_lib/_aliases.py
 
-def _gather(name, *modules):
-    """One namespace holding the public names of several modules (an old module that was split)."""
-    ns = types.ModuleType(f"{__name__}.{name}", modules[0].__doc__)
-    for mod in modules:
-        ns.__dict__.update({k: val for k, val in vars(mod).items() if not k.startswith("_")})
-    return ns
+_SUBMODULES = ("core", "bounds", "mechanisms", "analyses", "cli", "interop", "declared")
+"""The package's own modules that ``shuffle_lib.<name>`` imports on first use."""
 
+_FLAT = {
+    **dict.fromkeys(("compose", "delta_bracket", "epsilon_bracket"), "shuffle_lib.core.fourier"),
+    **dict.fromkeys(("PLD", "delta_exact", "epsilon_exact", "epsilon_for_delta", "hockey_stick", "pld_from_losses",
+                     "pld_from_pmfs", "product_pmfs", "tail_probability"), "shuffle_lib.core.pld"),
+    **dict.fromkeys(("ArrayLike", "Bracket", "DirectModel", "PairModel", "WorstCase"), "shuffle_lib.core.types"),
+    **dict.fromkeys(("rr_composed_pld", "rr_delta_exact", "rr_pmfs"), "shuffle_lib.mechanisms.rr"),
+    **dict.fromkeys(("mechanism", "mechanism_names", "mechanism_brackets"), "shuffle_lib.declared"),
+}
+"""The flat API: name -> the module defining it (imported when the name is first asked for)."""
 
-renyi = _gather("renyi", _core_renyi, renyi_bounds, _clone_renyi)
-
-# the module names of earlier versions, importable as before (``import shuffle_lib.krr``)
-for _old, _mod in {"pld": pld, "fourier": fourier, "grid": grid, "calibrate": calibrate, "tradeoff": tradeoff,
-                   "rr": rr, "krr": krr, "krr_checks": krr_checks, "krr_large": krr_large, "clones": clones,
-                   "clone_pld": clone_pld, "clone_compose": clone_compose, "fmt21": fmt21, "subsample": subsample,
-                   "renyi": renyi, "renyi_bounds": renyi_bounds, "bounds_literature": bounds_literature,
-                   "bitflip": bitflip, "fake_records": fake_records, "fake_flip": fake_flip, "histogram": histogram,
-                   "gaussian_shuffle": gaussian_shuffle, "sgd": sgd, "utility": utility}.items():
-    sys.modules.setdefault(f"{__name__}.{_old}", _mod)
+_OPTIONAL = {"ShuffleAccountant": "shuffle_lib.accountant", "ShuffledEvent": "shuffle_lib.accountant"}
+"""Names that need the optional package dp-accounting."""
 
 
 def __getattr__(name: str) -> object:
-    """``ShuffleAccountant`` and ``ShuffledEvent`` on first use: dp_accounting stays optional."""
-    if name in ("ShuffleAccountant", "ShuffledEvent"):
+    """A submodule, an old module name or a name of the flat API, imported on first use."""
+    if name in _SUBMODULES or name in _ALIASES or name in _GATHERED:
+        return _importlib.import_module(f"{__name__}.{name}")      # sets the attribute: no second call
+    if name in _FLAT:
+        value = globals()[name] = getattr(_importlib.import_module(_FLAT[name]), name)
+        return value
+    if name in _OPTIONAL:
         try:
-            from shuffle_lib import accountant
+            module = _importlib.import_module(_OPTIONAL[name])
         except ModuleNotFoundError as err:
             if (err.name or "").split(".")[0] not in ("dp_accounting", "attr"):
                 raise
             raise ImportError(f"shuffle_lib.{name} needs the optional package dp-accounting: "
                               "pip install shuffle-lib[dp-accounting]") from err
-        return getattr(accountant, name)
+        return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def mechanism(name: str) -> registry.Mechanism:
-    """The registry's declaration of mechanism ``name`` (``python -m shuffle_lib delta NAME ...``)."""
-    return registry.get(name)
-
-
-def mechanism_names() -> list[str]:
-    """Every declared mechanism."""
-    return registry.names()
-
-
-def mechanism_brackets(name: str, verb: str, targets: ArrayLike, compositions: int = 1,
-                       accuracy: float = fourier.DEFAULT_ACCURACY, **params) -> list[Bracket]:
-    """Certified brackets for any declared mechanism, exactly as the command line computes them:
-    ``mechanism_brackets("krr-strong", "epsilon", [1e-6], 10, n=1000, gamma=0.25, k=4)`` is
-    ``python -m shuffle_lib epsilon krr-strong --n 1000 --gamma 0.25 --k 4 --delta 1e-6 --compositions 10``."""
-    _, model = cli.build(registry.get(name), params, compositions, accuracy)
-    return evaluate.brackets(model, verb, targets, compositions, accuracy=accuracy)
+def __dir__() -> list[str]:
+    """The names imported so far and every name imported on first use (the optional ones aside)."""
+    public = {k for k in globals() if not k.startswith("_")}
+    return sorted(public | set(_SUBMODULES) | set(_ALIASES) | set(_GATHERED) | set(_FLAT))
 
 
 __all__ = [

@@ -65,6 +65,7 @@ CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorD
 
 MAX_DP_POINTS = 100_000     # atoms of a dp_accounting PLD at most (its builders loop in Python: cost ~ 1/h)
 MAX_ASYMMETRIC = 4          # events with two different directions: 2^(m-1) orientations composed
+"""At most this many events whose two directions differ (2^(m-1) relative orientations are composed)."""
 CLONES = "ldp-shuffle"      # a DirectModel whose PLDs are public (clone_plds): composes with others
 
 

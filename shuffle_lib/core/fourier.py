@@ -4,7 +4,7 @@ The public face of the accountant.  A composition is given, for each direction,
 as a PLD or a list [(pld, count), ...] (heterogeneous rounds); the tight delta is
 the max over the two directions (seed 000 Thm 5; seed 001 Def. 3 and Thm 5).
 One round is computed exactly from the PLD; more rounds go through the grid of
-:mod:`shuffle_lib.grid`, whose step, tilt and rounding mode are chosen here:
+:mod:`shuffle_lib.core.grid`, whose step, tilt and rounding mode are chosen here:
 
 * step h: from ``accuracy`` (the target half-width of the eps bracket) and the
   number of rounds K, coarsened if the composed support would need more than
@@ -16,7 +16,7 @@ One round is computed exactly from the PLD; more rounds go through the grid of
   bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
   5 % above), as far as ``max_points`` allows;
 * a loose bracket (typically below the FFT's round-off floor, delta ~ 1e-300) is tightened by
-  the grid-free bounds of :mod:`shuffle_lib._extreme` (Chernoff above, the top atom below).
+  the grid-free bounds of :mod:`shuffle_lib.core.extreme` (Chernoff above, the top atom below).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from shuffle_lib.core.pld import PLD, epsilon_for_delta, hockey_stick
 from shuffle_lib.core.types import ArrayLike, Bracket
 
 DEFAULT_ACCURACY = 2e-4
+"""The default target half-width of an eps bracket (``--accuracy`` of the command line)."""
 DEFAULT_MAX_POINTS = 2 ** 22
 _LAM_MAX = 50.0
 
@@ -95,7 +96,7 @@ def _width_estimate(components):
 
 def compose(components: PLD | Sequence[tuple[PLD, int]], accuracy: float = DEFAULT_ACCURACY, h: float | None = None,
             max_points: int = DEFAULT_MAX_POINTS, lam: float = 0.0) -> F.Composed:
-    """Compose one direction on the grid: a :class:`shuffle_lib.grid.Composed`.
+    """Compose one direction on the grid: a :class:`shuffle_lib.core.grid.Composed`.
 
     ``accuracy``: target half-width of the eps bracket; ``h``: grid step (overrides
     ``accuracy``); ``max_points``: cap on grid points; ``lam``: exponential tilt >= 0.
@@ -282,7 +283,7 @@ def _loose(br):
 
 
 def _cap_eps(br, components, delta):
-    """Tighten a loose bracket with the grid-free bounds of :mod:`shuffle_lib._extreme` (tiny delta)."""
+    """Tighten a loose bracket with the grid-free bounds of :mod:`shuffle_lib.core.extreme` (tiny delta)."""
     if not _loose(br):
         return br
     lo = max(br.lower, X.top_atom_eps(components, delta))

@@ -4,10 +4,11 @@ The FFT accountant of Koskela et al. (seed 000 Sec. 2.2; seed 001 Sec. 2.2)
 places a PLD on an equidistant grid of step h, composes it with FFTs and reads
 off delta(eps) = delta(inf) + E[(1 - e^{eps - S})_+] of the composed loss
 S = L_1 + ... + L_K (seed 000 Thm 5, eq. 2.3; seed 001 Thm 5).  Here every
-approximation is made on a known side, so that :mod:`shuffle_lib.fourier`
+approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
 (the public accountant) can return a bracket [lower, upper] that contains the tight value.
 
 1. **Grid rounding.**  f_eps(s) = (1 - e^{eps - s})_+ is non-decreasing in s.
+
    * ``updown`` (few rounds): rounding every loss up gives S_up >= S, an upper
      bound; rounding down gives a lower bound.
    * ``mean`` (many rounds): each loss is split between its two neighbouring
@@ -15,6 +16,7 @@ approximation is made on a known side, so that :mod:`shuffle_lib.fourier`
      independent zero-mean increments, each in an interval of length h, so by
      Hoeffding P[S - S~ >= t] <= c for t = h sqrt(K log(1/c) / 2), and since
      0 <= f_eps <= 1:  delta_S~(eps + t) - c <= delta_S(eps) <= delta_S~(eps - t) + c.
+
 2. **Exponential tilting.**  The grid stores w_i = m_i e^{lam s_i - logscale}
    (m_i the mass at s_i, max_i w_i = 1).  Tilting commutes with convolution, and
    with lam near the Chernoff-optimal value for the eps of interest the FFT's

@@ -5,7 +5,7 @@ of an outcome o drawn from P (Koskela et al., seed 000, Def. 4, eq. 2.2).
 Outcomes with Q(o) = 0 < P(o) carry the loss +inf; their P-mass is
 delta(inf) (seed 000, Thm 5).  Outcomes with P(o) = 0 carry no P-mass and drop
 out.  Everything here is exact up to double-precision rounding; the FFT
-accountant of :mod:`shuffle_lib.fourier` is the fast, certified route for
+accountant of :mod:`shuffle_lib.core.fourier` is the fast, certified route for
 compositions.
 
 The tight delta of a pair is the hockey-stick divergence, taken in **both**

@@ -8,7 +8,7 @@ tests can check each lemma against an independent computation:
 * :func:`tradeoff_segments`, :func:`tradeoff_pmfs`: the Neyman-Pearson pieces and breakpoints
   of T(P, Q) for a discrete pair;
 * :func:`tradeoff_at`: T(P, Q)(alpha) by linear interpolation between them;
-* :func:`renyi_from_tradeoff`: Lemma A.1, (1/(lam-1)) log int_0^1 |T'(x)|^{1-lam} dx;
+* :func:`renyi_from_tradeoff`: Lemma A.1, ``(1/(lam-1)) log int_0^1 |T'(x)|^{1-lam} dx``;
 * :func:`gaussian_tradeoff`: Lemma A.4 / G_mu of Dong, Roth, Su (2022),
   Phi(Phi^{-1}(1-alpha) - mu);
 * :func:`gdp_delta`: the hockey-stick delta(eps) of mu-GDP (Dong, Roth, Su 2022, Cor. 2.13).

@@ -80,3 +80,4 @@ class DirectModel:
 
 
 Model = PairModel | WorstCase | DirectModel   # noqa: E305
+"""What a mechanism's declared build returns (read by :mod:`shuffle_lib.core.evaluate`)."""

@@ -1,7 +1,7 @@
 """Privacy loss distributions of the clones pairs: exact O(n^2), truncated O(n), and on a grid.
 
 The atoms are indexed by (s, a): s = a+b the total count (same law under P and Q), a the
-first count (see :mod:`shuffle_lib.clones`).  Three constructions:
+first count (see :mod:`shuffle_lib.mechanisms.clones`).  Three constructions:
 
 * :func:`clone_pmfs` / :func:`clone_pld_exact`: every atom (seed 000 eq. 5.9), O(n^2).
 * :func:`clone_pld`: the two-level truncation of seed 001 Lemma 6 (s first, then a given s),

@@ -16,7 +16,7 @@ and (p/2, p/2) plus "something else" with probability 1-p when v fills it.  So w
 L a law on outcomes flagged "slot was something else", the same under both (loss 0).  On
 the count space this is the fmt21 shape with weights al = b q + b' (1-q), be = b (1-q) + b' q,
 b = gamma + b', b' = (1-gamma) p / 2, so the binomial-tail machinery of
-:mod:`shuffle_lib.clones` applies unchanged (the loss is still increasing in a for fixed s).
+:mod:`shuffle_lib.mechanisms.clones` applies unchanged (the loss is still increasing in a for fixed s).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Independent checks of :mod:`shuffle_lib.krr`: brute force, and the seed's loose readings.
+"""Independent checks of :mod:`shuffle_lib.mechanisms.krr`: brute force, and the seed's loose readings.
 
 * Brute force (issue 3, item 7): enumerate every outcome of every local
   randomiser for tiny n and k (each party: truthful w.p. 1 - gamma, else one of
@@ -9,7 +9,7 @@
   shuffle model with no side information (000 Sec. 4.1, "price of information").
 * Loose readings of the seed (000 eq. 4.1, Thm 8, Thm 10), evaluated exactly
   for one round so that the chapter can show what separates each from the tight
-  delta of :mod:`shuffle_lib.krr`.
+  delta of :mod:`shuffle_lib.mechanisms.krr`.
 """
 
 from __future__ import annotations

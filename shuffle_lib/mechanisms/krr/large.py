@@ -1,6 +1,6 @@
-"""Certified coarse PLD pairs of shuffled k-RR for large n (companion of :mod:`shuffle_lib.krr`).
+"""Certified coarse PLD pairs of shuffled k-RR for large n (companion of :mod:`shuffle_lib.mechanisms.krr`).
 
-The exact PLDs of :mod:`shuffle_lib.krr` have O(n log) (A_s) and Theta(n^{3/2})
+The exact PLDs of :mod:`shuffle_lib.mechanisms.krr` have O(n log) (A_s) and Theta(n^{3/2})
 (A_w) atoms.  Beyond their size limits the views are grouped into blocks along
 one count, whose probability is a binomial CDF difference, and the loss, monotone
 along that count (seed 000 eq. 4.1 and App. A), is bounded at the block ends;

@@ -7,12 +7,13 @@ the shuffled multiset of vectors itself may reveal more and is not covered).
 Neighbours: x_1 = l vs x_1' = l'; the other users hold r_l, r_l' copies of l, l'
 (default 0: they hold other values).  With F the fake counts and
 t = F_l + F_l' (so F_l | t ~ Bin(t, 1/2)), g_k | h_k ~ A_N(h_k) independently
-(:func:`shuffle_lib.bitflip.pmf_A`), h = the true counts.
+(:func:`shuffle_lib.mechanisms.mixnet.bitflip.pmf_A`), h = the true counts.
 
 * lower: the exact delta of the marginal view (g_l, g_l') (a post-processing of g);
 * upper: the exact delta when t is revealed too ((g, t) is at least as informative
   as g, and given t the other columns are independent of x_1), i.e.
   sum_t P[t] delta_t(eps), per direction.
+
 For d = 2 both are the exact delta of g.  Exact computation on (N+1)^2 outcomes:
 keep N <= ~500.
 """

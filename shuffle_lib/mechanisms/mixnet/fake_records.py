@@ -7,7 +7,7 @@ Sec. 5): L = log((H + 1)/H') with (H, H') ~ Multinomial(m; 1/d, 1/d), +inf when
 H' = 0.  Swapping l and l' maps the P/Q loss to the Q/P loss, so one PLD serves
 both directions, and it does not depend on n or on the other users' values.
 
-This is the strong-adversary pair of shuffled k-RR (:func:`shuffle_lib.krr.strong_pld`)
+This is the strong-adversary pair of shuffled k-RR (:func:`shuffle_lib.mechanisms.krr.base.strong_pld`)
 *conditioned on beta_n = 0*: krr's PLD is the mixture gamma * (loss 0) +
 (1 - gamma) * (this PLD) with n - 1 = m, gamma/k = 1/d, and has no parameter
 choice with gamma = 0 (its (1 - gamma) factor vanishes at gamma = 1 = k/d).
