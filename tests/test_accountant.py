@@ -120,6 +120,16 @@ def test_gaussian_pipelines_contain_pld_accountant(relation):
     assert ours.get_delta(1.0) == d.upper and ours.get_epsilon(1e-6) == e.upper
 
 
+def test_gaussian_pipeline_contains_pld_accountant_at_1e5():
+    """Issue 15's 'done when': on a Gaussian-only pipeline our certified bracket contains
+    dp_accounting's PLDAccountant answer at discretisation 1e-5 (its pessimistic estimate)."""
+    event = de.ComposedDpEvent([de.SelfComposedDpEvent(de.GaussianDpEvent(3.0), 4),
+                                de.PoissonSampledDpEvent(0.1, de.GaussianDpEvent(1.0))])
+    d = ShuffleAccountant().compose(event, 2).get_delta_bracket(1.0)
+    theirs = pld_privacy_accountant.PLDAccountant(REPLACE, value_discretization_interval=1e-5).compose(event, 2)
+    assert d.lower <= theirs.get_delta(1.0) <= d.upper, (d, theirs.get_delta(1.0))
+
+
 @functools.lru_cache
 def _gaussian_pld(sigma, pessimistic):
     return dpl.from_gaussian_mechanism(sigma, pessimistic_estimate=pessimistic, value_discretization_interval=2e-5,
