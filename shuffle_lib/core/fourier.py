@@ -226,10 +226,10 @@ def _single(components):
 
 
 def loss_slack(pld: PLD) -> float:
-    """A bound on the rounding of the PLD's losses: 64 ulp of max(1, max |L| + max(-log P)).
+    """A bound on the rounding of the PLD's losses: 64 ulp of max(1, max abs(L) + max(-log P)).
 
     Losses are computed in floating point (log P - log Q and the like, each log within an ulp of
-    its argument's log, |log Q| <= |log P| + |L|), so an atom can sit on the wrong side of a
+    its argument's log, abs(log Q) <= abs(log P) + abs(L)), so an atom can sit on the wrong side of a
     target eps that it ties with.  Evaluating the hockey-stick divergence at eps - slack (upper
     end) and eps + slack (lower end) keeps one-round brackets certified at ties (issue 17: ``delta
     rr --eps0 0.3 --eps 0.3`` gave [3.2e-17, 3.2e-17], exact 0).  Errors of the masses themselves
