@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 
@@ -69,8 +70,14 @@ def _run_options(mp: argparse.ArgumentParser) -> None:
     mp.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _prog() -> str:
+    """The name usage lines show: the console script's when run as ``shuffle-accounting``."""
+    script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return script if script == "shuffle-accounting" else "python -m shuffle_lib"
+
+
 def _parser() -> argparse.ArgumentParser:
-    top = _Parser(prog="python -m shuffle_lib", description="Certified privacy accounting for shuffle protocols.")
+    top = _Parser(prog=_prog(), description="Certified privacy accounting for shuffle protocols.")
     verbs = top.add_subparsers(dest="verb", required=True, parser_class=_Parser)
     for verb, doc in VERBS.items():
         vp = verbs.add_parser(verb, help=doc, description=doc)
