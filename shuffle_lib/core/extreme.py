@@ -45,7 +45,7 @@ def log_mgf(components: Sequence[tuple[PLD, int]], lam: float) -> float:
 
 def _log_inf_free(components):
     """log P[no round has L = +inf] = sum c log(1 - inf_mass)."""
-    return sum(c * math.log1p(-p.inf_mass) for p, c in components)
+    return sum(c * (math.log1p(-p.inf_mass) if p.inf_mass < 1.0 else -math.inf) for p, c in components)
 
 
 def chernoff_eps(components: Sequence[tuple[PLD, int]], delta: float) -> float:
@@ -77,6 +77,8 @@ def chernoff_delta(components: Sequence[tuple[PLD, int]], eps: float) -> float:
     Source: Chernoff's bound on the composed loss (module docstring, upper end).
     """
     d_inf = -math.expm1(_log_inf_free(components))
+    if d_inf == 1.0:
+        return 1.0
     if d_inf == 0.0 and eps >= math.fsum(c * float(p.losses[-1]) for p, c in components) * (1 + _REL_MARGIN):
         return 0.0
     f = lambda t: log_mgf(components, math.exp(t)) - math.exp(t) * eps  # noqa: E731

@@ -4,4 +4,4 @@ Importing this package registers every declaration, in the order the command lin
 """
 
 from shuffle_lib.mechanisms import rr, custom  # noqa: F401,I001
-from shuffle_lib.mechanisms import krr, clones, histogram, mixnet, gaussian_shuffle  # noqa: F401
+from shuffle_lib.mechanisms import krr, clones, histogram, mixnet, gaussian_shuffle, randomizer  # noqa: F401

@@ -48,6 +48,35 @@ class Pair:
     full: bool          # True: the differing user always adds one count (a+b = C+1)
     validity: str
     source: str
+    weights: tuple[float, float, float] | None = None   # fixed (p_clone, u, w); None: from eps0
+
+
+def general_pair(p: float, u: float, w: float, name: str = "general") -> Pair:
+    """The general clone pair: C ~ Bin(n-1, p), A ~ Bin(C, 1/2); the differing user adds one to a
+    with probability u, one to b with probability w, nothing otherwise (under Q: u and w swapped).
+
+    Every pair of ``PAIRS`` is one (fmt21: p = e^-eps0, u = q, w = 1-q; koskela: w = 0); the
+    randomiser decomposition (``shuffle_lib.mechanisms.randomizer``) gives others.  The pair is
+    symmetric (Q is P with a and b swapped), so both directions have one PLD.  Needs
+    0 <= p < 1, 0 <= w <= u, u + w <= 1, u > 0.
+
+    Source: Feldman et al. 2021 Thm 3.2 and Balle et al. 2019 (the blanket), in the form of
+    seed 000 Lemmas B.1-B.3 (module docstring).
+    """
+    p = v.real("p", p, 0.0, 1.0, hi_open=True)
+    u = v.real("u", u, 0.0, 1.0, lo_open=True)
+    w = v.real("w", w, 0.0, u)
+    if u + w > 1.0:
+        raise ValueError(f"u + w must be <= 1, got u={u!r}, w={w!r}.")
+    return Pair(name, u + w == 1.0, "the decomposition it was built from", "general clone pair", (p, u, w))
+
+
+def _puw(eps0: float, pr: Pair) -> tuple[float, float, float]:
+    """(p_clone, u, w) of a pair: its fixed weights, or those of eps0 (module docstring)."""
+    if pr.weights is not None:
+        return pr.weights
+    q = report_probability(eps0)
+    return clone_probability(eps0, pr.name), q, (1 - q if pr.full else 0.0)
 
 
 PAIRS = {
@@ -67,9 +96,11 @@ EPS0_PARAM = Param("eps0", float, "LDP parameter of the local randomiser, in (0,
                    more_private="down")
 
 
-def check_params(n: int, eps0: float, pair: str) -> tuple[int, float, Pair]:
+def check_params(n: int, eps0: float, pair: str | Pair) -> tuple[int, float, Pair]:
     """(n, eps0, the Pair named ``pair``) validated: n in [1, MAX_N], eps0 in (0, 30], pair a key of PAIRS."""
     n = v.integer("n", n, lo=1, hi=MAX_N)
+    if isinstance(pair, Pair) and pair.weights is not None:   # a general pair: eps0 is not read
+        return n, eps0, pair
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     if pair not in PAIRS:
         raise ValueError(f"pair must be one of {sorted(PAIRS)}, got pair={pair!r}.")
@@ -96,19 +127,21 @@ def shared_weights(n: int, eps0: float, pr: Pair, s: int | np.ndarray
 
     Source: seed 000 Lemmas B.1-B.3 (rewritten in the module docstring), eq. B.6.
     """
-    p = clone_probability(eps0, pr.name)
-    q = report_probability(eps0)
+    p, u, w0 = _puw(eps0, pr)
     s = np.asarray(s, dtype=np.int64)
     c1 = binom.pmf(s - 1, n - 1, p)          # P(C = s-1)
     if pr.full:
         one = np.ones(s.shape)
-        return c1, q * one, (1 - q) * one, 0.0 * one
-    ps = q * c1 + (1 - q) * binom.pmf(s, n - 1, p)
-    # P(Delta = 1 | S = s) from P(C=s)/P(C=s-1) = (n-s)/s p/(1-p) (seed 000 eq. B.6): no underflow
+        return c1, u * one, w0 * one, 0.0 * one
+    ps = (u + w0) * c1 + (1 - u - w0) * binom.pmf(s, n - 1, p)
+    # P(the differing user added | S = s) from P(C=s)/P(C=s-1) = (n-s)/s p/(1-p) (seed 000
+    # eq. B.6): no underflow
     with np.errstate(divide="ignore"):
-        odds = (1 - q) / q * (n - s) / np.maximum(s, 1) * p / (1 - p)
+        odds = (1 - u - w0) / (u + w0) * (n - s) / np.maximum(s, 1) * p / (1 - p)
     w = np.where(s == 0, 0.0, 1.0 / (1.0 + odds))
-    return ps, w, 0.0 * w, 1.0 - w
+    if w0 == 0.0:
+        return ps, w, 0.0 * w, 1.0 - w
+    return ps, w * (u / (u + w0)), w * (w0 / (u + w0)), 1.0 - w
 
 
 def loss(s: int | np.ndarray, a: int | np.ndarray, al: float | np.ndarray, be: float | np.ndarray,
@@ -132,8 +165,10 @@ def conditional_tails(s: int | np.ndarray, k: int | np.ndarray, al: float | np.n
     Source: seed 000 Lemmas B.1-B.3 (P_s, Q_s of the module docstring).
     """
     f0 = binom.sf(k - 1, s - 1, 0.5)                    # P(Bin(s-1) >= k)
-    f1 = f0 + binom.pmf(k - 1, s - 1, 0.5)              # P(1 + Bin(s-1) >= k)
-    fn = binom.sf(k - 1, s, 0.5) if np.any(ga) else 0.0  # P(Bin(s) >= k)
+    pk = binom.pmf(k - 1, s - 1, 0.5)
+    f1 = f0 + pk                                        # P(1 + Bin(s-1) >= k)
+    # P(Bin(s) >= k) = (f0 + f1)/2, as Bin(s) = Bin(s-1) + Bern(1/2)
+    fn = np.where(s == 0, (k <= 0) * 1.0, f0 + 0.5 * pk) if np.any(ga) else 0.0
     f1 = np.where(s == 0, (k <= 0) * 1.0, f1)
     f0 = np.where(s == 0, (k <= 0) * 1.0, f0)
     return al * f1 + be * f0 + ga * fn, al * f0 + be * f1 + ga * fn
@@ -158,25 +193,35 @@ def s_range(n: int, eps0: float, pr: Pair, tau: float) -> tuple[int, int, float]
 
     Source: the range of S of seed 000 eq. 5.1-5.2, cut by Chernoff tails.
     """
-    p = clone_probability(eps0, pr.name)
+    p, u, w = _puw(eps0, pr)
     lo, hi = (int(x[0]) for x in tail_range(n - 1, p, tau))
     lo, hi = max(lo - 1, 0), min(hi + 1, n - 1)
     if pr.full:  # S = C + 1
         out = binom.cdf(lo - 1, n - 1, p) + binom.sf(hi, n - 1, p)
         return lo + 1, hi + 1, float(out)
-    q = report_probability(eps0)  # S = C + Delta, keep s in [lo, hi + 1]
+    q = u + w  # S = C + Delta, Delta ~ Bern(u + w): keep s in [lo, hi + 1]
     out = q * (binom.cdf(lo - 2, n - 1, p) + binom.sf(hi, n - 1, p)) + \
         (1 - q) * (binom.cdf(lo - 1, n - 1, p) + binom.sf(hi + 1, n - 1, p))
     return lo, hi + 1, float(out)
 
 
-def delta_inf(n: int, eps0: float, pair: str = "fmt21") -> float:
+def delta_inf(n: int, eps0: float, pair: str | Pair = "fmt21") -> float:
     """delta_{P/Q}(inf) = P-mass where Q = 0, in closed form.
 
     koskela: P(A + Delta = n) = q (p/2)^(n-1) = (1/2)^(n-1) e^{-(n-2) eps0}/(e^eps0+1) (seed 000,
     after eq. 5.9); fmt21 and stronger: 0 (every outcome has Q > 0 since 1-q > 0).
     """
     n, eps0, pr = check_params(n, eps0, pair)
+    if pr.weights is not None:
+        p, u, w = pr.weights
+        if w > 0:
+            return 0.0
+        # w = 0: Q vanishes at a = s where ga = 0.  u = 1 (full): at every s, P-mass
+        # sum_c P(C=c) 2^-c = (1 - p/2)^(n-1).  Else where P(C = s) = 0: s = n, or every s >= 1
+        # when p = 0; the P-mass there is u P(C = n-1) 2^-(n-1), or u
+        if u == 1.0:
+            return (1 - p / 2) ** (n - 1)
+        return u if p == 0.0 else u * (p / 2) ** (n - 1)
     if pr.full:
         return 0.0
     return math.exp(math.log(report_probability(eps0)) + (n - 1) * (math.log(clone_probability(eps0, pair)) - math.log(2)))
@@ -210,7 +255,7 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
     return (lo, hi, val, -e * mq) if slope else (lo, hi)
 
 
-def delta_bracket_single(n: int, eps0: float, eps: float, pair: str = "fmt21", tau: float | None = None) -> Bracket:
+def delta_bracket_single(n: int, eps0: float, eps: float, pair: str | Pair = "fmt21", tau: float | None = None) -> Bracket:
     """Certified Bracket for the single-round delta(eps) of the pair, O(#s) binomial tails.
 
     delta = sum_s P(S=s) [T_P(a*_s) - e^eps T_Q(a*_s)] over the kept range of s (a*_s the first
@@ -230,7 +275,7 @@ def delta_bracket_single(n: int, eps0: float, eps: float, pair: str = "fmt21", t
     return Bracket(lo, hi)
 
 
-def epsilon_bracket_single(n: int, eps0: float, delta: float, pair: str = "fmt21",
+def epsilon_bracket_single(n: int, eps0: float, delta: float, pair: str | Pair = "fmt21",
                            tau: float | None = None) -> Bracket:
     """Certified Bracket for the single-round eps(delta); upper = inf if no finite eps works.
 
@@ -256,7 +301,7 @@ def epsilon_bracket_single(n: int, eps0: float, delta: float, pair: str = "fmt21
     big = prep[0].size > 20000            # tails at the median are slow: skip the eps = 0 probe
     if not big and f(0.0)[1] <= delta:
         return Bracket(0.0, 0.0)
-    if not pr.full and f(top)[0] > delta:   # (koskela) delta below delta(inf): no finite eps
+    if (not pr.full or pr.weights is not None) and f(top)[0] > delta:   # delta below delta(inf): no finite eps
         return Bracket(top, math.inf)
     x0 = 0.0
     if big:                               # a Riemann sum over every k-th s finds a starting point
@@ -298,6 +343,17 @@ def clone_top_loss(n: int, eps0: float, pr: Pair) -> float:
 
     Source: seed 000 eq. 5.5 (koskela) and Feldman et al. 2021 (full pairs: loss <= eps0).
     """
+    if pr.weights is not None:
+        p, u, w = pr.weights
+        if w > 0:      # the loss is a ratio of sums whose termwise ratios are u/w, w/u and 1
+            return math.log(u / w) * (1 + 1e-12) + 1e-12
+        if p == 0.0:   # no clones: the only finite-loss atom is s = 0 (loss 0)
+            return 0.0
+        if u == 1.0:   # al = 1, be = ga = 0: the loss log(a/(s-a)) is largest at a = s-1 <= n-1
+            return math.log(max(n - 1, 1)) * (1 + 1e-12) + 1e-12
+        # w = 0: the largest finite loss is log(1 + 2 al/ga) at a = s = n-1
+        x = 2 * u / (1 - u) * max(n - 1, 1) * (1 - p) / p
+        return math.log1p(x) * (1 + 1e-12) + 1e-12
     if pr.full:
         return eps0
     # koskela: the loss log(2 w/(1-w)) at a = s = n-1, w from the odds in shared_weights

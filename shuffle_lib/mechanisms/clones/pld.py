@@ -101,7 +101,7 @@ def _window(n, eps0, pr, tau):
     ps, al, be, ga = shared_weights(n, eps0, pr, s)
     t_lo, _ = conditional_tails(s, a_lo, al, be, ga)
     t_hi, _ = conditional_tails(s, a_hi + 1, al, be, ga)
-    return s, a_lo, a_hi, (ps, al, be, ga), out_s + math.fsum(ps * ((1.0 - t_lo) + t_hi))
+    return s, a_lo, a_hi, (ps, al, be, ga), max(0.0, out_s + math.fsum(ps * ((1.0 - t_lo) + t_hi)))
 
 
 def kept_atoms(n: int, eps0: float, pr: Pair, tau: float, max_atoms: int = 10 ** 9

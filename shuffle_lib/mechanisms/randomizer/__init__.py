@@ -1,0 +1,432 @@
+"""Any finite local randomiser, shuffled: a certified bracket on its *true* shuffled privacy.
+
+Declares ``randomizer`` (``--matrix FILE`` or ``--family krr|sue|oue|olh|blh|hr``).  The upper
+end is the blanket decomposition's pair (:mod:`.decompose`, a theorem proved there), the lower
+end the exact delta of a post-processed view of a concrete worst-case dataset, so every answer
+says how far it can still be from the truth.  One round: the clones pair's exact
+single-round method (:func:`shuffle_lib.mechanisms.clones.pairs.delta_bracket_single`); several
+rounds: the Fourier accountant on the pairs' PLDs (the upper PLD the full clone pair's, scaled
+by beta + 2s, with the rest of the mass at loss 0).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.stats import binom
+
+from shuffle_lib.core import evaluate
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.binomial import binom_window
+from shuffle_lib.core.fourier import DEFAULT_ACCURACY
+from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs
+from shuffle_lib.core.registry import Mechanism, Param, register
+from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, PairModel, WorstCase
+from shuffle_lib.mechanisms.clones.compose import clone_plds
+from shuffle_lib.mechanisms.clones.pairs import (MAX_N, Pair, clone_top_loss, conditional_tails, delta_bracket_single,
+                                                 epsilon_bracket_single, general_pair, loss_threshold, prepare)
+from shuffle_lib.mechanisms.randomizer.decompose import (FAMILIES, Decomposition, View, check_matrix,
+                                                       family_decomposition, load_matrix, matrix_decompositions,
+                                                       matrix_eps0, olh_g)
+
+EXACT_2D_MAX = 4_000_000   # an asymmetric view is enumerated on (#T0, #T1) up to this many atoms
+VIEW_TAIL = 1e-30          # binomial tails a 1-d view leaves out (only lowers the lower end)
+
+
+# ---- the upper end: the three-category pair of a decomposition ----
+
+def _revealed_pair(dec: Decomposition, n: int) -> tuple[int, Pair]:
+    """(n for the clones machinery, the full pair (p = 2a, u', w')): the pair given that the
+    differing user drew from D0 or D1 (:mod:`.decompose`, the case c = 0)."""
+    m = dec.mass
+    u = (dec.beta + dec.s) / m
+    pair = general_pair(2 * dec.a, u, max(0.0, min(dec.s / m, 1.0 - u)), "randomizer-upper")
+    return (n if dec.a > 0 else 1), pair      # a = 0: no clones, C = 0 as for n = 1
+
+
+def _three_category(dec: Decomposition) -> bool:
+    return dec.c > 0 and dec.mass < 1.0
+
+
+@functools.lru_cache(maxsize=32)
+def _blocks(dec: Decomposition, n: int, blocks: int) -> _Blocks:
+    return _Blocks(dec, n, blocks)
+
+
+class _Blocks:
+    """The three-category pair's delta as a mixture over T = 1 + C, C ~ Bin(n-1, 2a + c), of the
+    general (non-full) clone pair with n' = T, p' = 2a/(2a + c), u = beta + s, w = s, bracketed
+    block by block: that pair's delta decreases in n' (one more user is added noise), so a
+    block [t_i, t_{i+1}) contributes at most its mass x delta(t_i) and at least its mass x
+    delta(t_{i+1} - 1).  The C-mass outside the kept range (<= 1e-30) goes to the upper end."""
+
+    def __init__(self, dec: Decomposition, n: int, blocks: int):
+        N, tau = n - 1, 2 * dec.a + dec.c
+        lo, hi = binom_window(N, tau, 1e-30)
+        self.out = float(binom.cdf(lo - 1, N, tau) + binom.sf(hi, N, tau)) if N > 0 else 0.0
+        edges = np.unique(np.linspace(lo, hi + 1, min(blocks, hi - lo + 1) + 1).astype(np.int64))
+        pm = binom.pmf(np.arange(lo, hi + 1), N, tau)
+        self.mass = np.add.reduceat(pm, edges[:-1] - lo)
+        self.pair = general_pair(min(2 * dec.a / tau, 1 - 1e-16), dec.beta + dec.s, dec.s, "randomizer-3cat")
+        # block i is bounded by its first n' (upper) and by the next block's first (lower: delta
+        # decreases in n', and that n' is larger than every n' of block i): B + 1 evaluations
+        ts = [int(t) for t in edges + 1]
+        preps = [prepare(t, 0.0, self.pair, 1e-30) for t in ts]
+        self.s, self.ps, self.al, self.be, self.ga = (np.concatenate([p[j] for p in preps]) for j in range(5))
+        self.cut = np.array([p[5] for p in preps])                  # each n''s S-mass left out
+        sizes = np.array([p[0].size for p in preps])
+        self.starts, self.sizes = np.r_[0, np.cumsum(sizes)[:-1]], sizes
+        self.first = edges[:-1] + 1
+        self.top = clone_top_loss(int(edges[-1]), 0.0, self.pair)
+
+    def delta(self, eps: float) -> tuple[float, float]:
+        """Certified (lower, upper) of the three-category pair's delta(eps): every n' of the
+        blocks in one vectorised pass of :func:`~shuffle_lib.mechanisms.clones.pairs.bracket_at`'s
+        sums (a relative 1e-12 of the summed magnitudes covers rounding, as there)."""
+        k = loss_threshold(self.s, self.al, self.be, self.ga, eps)
+        tp, tq = conditional_tails(self.s, k, self.al, self.be, self.ga)
+        e = math.exp(eps)
+        val = np.add.reduceat(self.ps * np.maximum(tp - e * tq, 0.0), self.starts)
+        err = 1e-12 * (np.add.reduceat(self.ps * tp, self.starts) + e * np.add.reduceat(self.ps * tq, self.starts)) \
+            + self.sizes * 1e-307
+        lo_t, hi_t = np.maximum(0.0, val - err), np.minimum(1.0, val + err + self.cut)
+        hi = math.fsum(self.mass * hi_t[:-1]) + self.out
+        lo = math.fsum(self.mass * lo_t[1:])
+        return max(0.0, lo * (1 - 1e-12)), min(1.0, hi * (1 + 1e-12))
+
+    def plds(self, compositions: int, accuracy: float) -> PLD:
+        """A PLD dominating the pair (T revealed, each block's pair at its smallest n'), every loss
+        rounded up onto the grid accuracy / (8 compositions) (rounding up dominates; the blocks
+        share one grid, so the mixture has O(grid) atoms, not O(blocks x atoms))."""
+        h = accuracy / (8.0 * compositions)
+        parts = [clone_plds(int(t), 0.0, self.pair, compositions, accuracy)[0] for t in self.first]
+        idx = [np.ceil(p.losses / h).astype(np.int64) for p in parts]
+        k0 = min(int(i.min()) for i in idx if i.size)
+        size = max(int(i.max()) for i in idx if i.size) - k0 + 1
+        probs = np.zeros(size)
+        for i, p, m in zip(idx, parts, self.mass):
+            probs += np.bincount(i - k0, weights=p.probs * m, minlength=size)
+        inf = math.fsum([p.inf_mass * m for p, m in zip(parts, self.mass)]) + self.out
+        keep = probs > 0
+        return pld_from_losses((np.arange(size)[keep] + k0) * h, probs[keep], min(1.0, inf))
+
+
+@functools.lru_cache(maxsize=32)
+def _blocks(dec: Decomposition, n: int, blocks: int) -> _Blocks:
+    return _Blocks(dec, n, blocks)
+
+
+class _Blocks:
+    """The three-category pair's delta as a mixture over T = 1 + C, C ~ Bin(n-1, 2a + c), of the
+    general (non-full) clone pair with n' = T, p' = 2a/(2a + c), u = beta + s, w = s, bracketed
+    block by block: that pair's delta decreases in n' (one more user is added noise), so a
+    block [t_i, t_{i+1}) contributes at most its mass x delta(t_i) and at least its mass x
+    delta(t_{i+1} - 1).  The C-mass outside the kept range (<= 1e-30) goes to the upper end."""
+
+    def __init__(self, dec: Decomposition, n: int, blocks: int):
+        N, tau = n - 1, 2 * dec.a + dec.c
+        lo, hi = binom_window(N, tau, 1e-30)
+        self.out = float(binom.cdf(lo - 1, N, tau) + binom.sf(hi, N, tau)) if N > 0 else 0.0
+        edges = np.unique(np.linspace(lo, hi + 1, min(blocks, hi - lo + 1) + 1).astype(np.int64))
+        pm = binom.pmf(np.arange(lo, hi + 1), N, tau)
+        self.mass = np.add.reduceat(pm, edges[:-1] - lo)
+        self.pair = general_pair(min(2 * dec.a / tau, 1 - 1e-16), dec.beta + dec.s, dec.s, "randomizer-3cat")
+        # block i is bounded by its first n' (upper) and by the next block's first (lower: delta
+        # decreases in n', and that n' is larger than every n' of block i): B + 1 evaluations
+        ts = [int(t) for t in edges + 1]
+        preps = [prepare(t, 0.0, self.pair, 1e-30) for t in ts]
+        self.s, self.ps, self.al, self.be, self.ga = (np.concatenate([p[j] for p in preps]) for j in range(5))
+        self.cut = np.array([p[5] for p in preps])                  # each n''s S-mass left out
+        sizes = np.array([p[0].size for p in preps])
+        self.starts, self.sizes = np.r_[0, np.cumsum(sizes)[:-1]], sizes
+        self.first = edges[:-1] + 1
+        self.top = clone_top_loss(int(edges[-1]), 0.0, self.pair)
+
+    def delta(self, eps: float) -> tuple[float, float]:
+        """Certified (lower, upper) of the three-category pair's delta(eps): every n' of the
+        blocks in one vectorised pass of :func:`~shuffle_lib.mechanisms.clones.pairs.bracket_at`'s
+        sums (a relative 1e-12 of the summed magnitudes covers rounding, as there)."""
+        k = loss_threshold(self.s, self.al, self.be, self.ga, eps)
+        tp, tq = conditional_tails(self.s, k, self.al, self.be, self.ga)
+        e = math.exp(eps)
+        val = np.add.reduceat(self.ps * np.maximum(tp - e * tq, 0.0), self.starts)
+        err = 1e-12 * (np.add.reduceat(self.ps * tp, self.starts) + e * np.add.reduceat(self.ps * tq, self.starts)) \
+            + self.sizes * 1e-307
+        lo_t, hi_t = np.maximum(0.0, val - err), np.minimum(1.0, val + err + self.cut)
+        hi = math.fsum(self.mass * hi_t[:-1]) + self.out
+        lo = math.fsum(self.mass * lo_t[1:])
+        return max(0.0, lo * (1 - 1e-12)), min(1.0, hi * (1 + 1e-12))
+
+    def plds(self, compositions: int, accuracy: float) -> PLD:
+        parts = [clone_plds(int(t), 0.0, self.pair, compositions, accuracy)[0] for t in self.first]
+        losses = np.concatenate([p.losses for p in parts])
+        probs = np.concatenate([p.probs * m for p, m in zip(parts, self.mass)])
+        inf = math.fsum([p.inf_mass * m for p, m in zip(parts, self.mass)]) + self.out
+        return pld_from_losses(losses, probs, min(1.0, inf))
+
+
+BLOCKS = 16        # blocks of T for one round's delta (relative width ~ 1/BLOCKS of the T-variation)
+PLD_BLOCKS = 8     # blocks of T for a composed PLD
+
+
+def upper_delta(dec: Decomposition, n: int, eps: float) -> float:
+    """The certified upper end of delta(eps), one round (the three-category pair of
+    :mod:`.decompose`; with c = 0, (beta + 2s) delta_full(eps))."""
+    if _three_category(dec):
+        return _blocks(dec, n, BLOCKS).delta(eps)[1]
+    nn, pair = _revealed_pair(dec, n)
+    return min(1.0, dec.mass * delta_bracket_single(nn, 0.0, eps, pair).upper)
+
+
+def _upper_eps_search(f, delta: float, lo: float, hi: float) -> float:
+    """An eps in [lo, hi] with f(eps) <= delta, near the smallest (f decreasing, f(hi) <= delta,
+    f(lo) > delta): regula falsi on log f (Illinois), then bisection; at most 60 evaluations."""
+    glo, ghi = math.log(f(lo)) - math.log(delta), math.log(max(f(hi), 1e-300)) - math.log(delta)
+    side = 0
+    for i in range(60):
+        if hi - lo <= 1e-10 * max(hi, 1e-9):
+            break
+        mid = hi - ghi * (hi - lo) / (ghi - glo) if i < 40 and math.isfinite(ghi) and ghi < glo else 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            mid = 0.5 * (lo + hi)
+        fm = f(mid)
+        gm = math.log(max(fm, 1e-300)) - math.log(delta)
+        if fm <= delta:
+            hi, ghi = mid, gm
+            if side == 1:
+                glo *= 0.5
+            side = 1
+        else:
+            lo, glo = mid, gm
+            if side == -1:
+                ghi *= 0.5
+            side = -1
+    return hi
+
+
+def upper_epsilon(dec: Decomposition, n: int, delta: float) -> float:
+    """The certified upper end of eps(delta), one round: an eps whose certified delta upper
+    end is <= delta (bisection between 0 and the c = 0 pair's eps, an upper bound)."""
+    if delta >= dec.mass:
+        return 0.0
+    nn, pair = _revealed_pair(dec, n)
+    cap = epsilon_bracket_single(nn, 0.0, delta / dec.mass * (1 - 1e-15), pair).upper
+    if not _three_category(dec) or not math.isfinite(cap):
+        return cap
+    bl = _blocks(dec, n, BLOCKS)
+    if bl.delta(0.0)[1] <= delta:
+        return 0.0
+    floor = max((view_epsilon(w, n, delta) for w in dec.views), default=0.0)   # a lower bound: f(floor) > delta
+    if bl.delta(floor)[1] <= delta:
+        floor = 0.0
+    return _upper_eps_search(lambda e: bl.delta(e)[1], delta, floor, cap)
+
+
+def upper_pld(dec: Decomposition, n: int, compositions: int, accuracy: float) -> PLD:
+    """A PLD dominating one round (for composing): the three-category pair's, block by block
+    (each block's pair at its smallest n'), or with c = 0 the full pair's dominating PLD scaled
+    by beta + 2s plus an atom at loss 0 of mass 1 - beta - 2s."""
+    if _three_category(dec):
+        return _blocks(dec, n, PLD_BLOCKS).plds(compositions, accuracy)
+    nn, pair = _revealed_pair(dec, n)
+    up, _ = clone_plds(nn, 0.0, pair, compositions, accuracy)
+    m = dec.mass
+    return pld_from_losses(np.append(up.losses, 0.0), np.append(up.probs * m, max(0.0, 1.0 - m)),
+                           min(1.0, up.inf_mass * m))
+
+
+# ---- the lower end: exact deltas of post-processed views of one dataset ----
+
+def _view_pair(view: View):
+    return general_pair(2 * view.r0, view.u0, view.w0, "randomizer-view")
+
+
+def view_pmfs(view: View, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(P, Q) of an asymmetric view: the joint counts on (T0, T1) when that has at most
+    ``EXACT_2D_MAX`` atoms, else the count on T0 and the count on T1 separately (each windowed
+    to all but 1e-30 of the others' binomial: leaving mass out only lowers a lower end)."""
+    N = n - 1
+    if (N + 2) ** 2 <= EXACT_2D_MAX:
+        i = np.arange(N + 1)
+        rest = 1.0 - view.r0
+        cond = view.r1 / rest if rest > 0 else 0.0
+        M = np.zeros((N + 2, N + 2))
+        M[:N + 1, :N + 1] = binom.pmf(i, N, view.r0)[:, None] * binom.pmf(i[None, :], N - i[:, None], min(cond, 1.0))
+        out = []
+        for u, w in ((view.u0, view.w0), (view.u1, view.w1)):
+            X = (1 - u - w) * M
+            X[1:, :] += u * M[:-1, :]
+            X[:, 1:] += w * M[:, :-1]
+            out.append(np.maximum(X, 0.0).ravel())
+        return [(out[0], out[1])]
+    pairs = []
+    for r, (a0, a1) in ((view.r0, (view.u0, view.u1)), (view.r1, (view.w0, view.w1))):
+        lo, hi = binom_window(N, r, VIEW_TAIL)
+        j = np.arange(lo, hi + 2)
+        b, b1 = binom.pmf(j, N, r), binom.pmf(j - 1, N, r)
+        pairs.append((a0 * b1 + (1 - a0) * b, a1 * b1 + (1 - a1) * b))
+    return pairs
+
+
+def _view_models(view: View, n: int) -> list[PairModel]:
+    return [PairModel.from_pmfs(p, q) for p, q in view_pmfs(view, n)]
+
+
+def view_delta(view: View, n: int, eps: float) -> float:
+    """A certified lower bound on the true delta(eps), one round, from one view."""
+    if view.symmetric and 2 * view.r0 < 1:
+        return delta_bracket_single(n, 0.0, eps, _view_pair(view)).lower
+    return max(evaluate.delta_brackets(pm, [eps])[0].lower for pm in _view_models(view, n))
+
+
+def view_epsilon(view: View, n: int, delta: float) -> float:
+    """A certified lower bound on the true eps(delta), one round, from one view."""
+    if view.symmetric and 2 * view.r0 < 1:
+        return epsilon_bracket_single(n, 0.0, delta, _view_pair(view)).lower
+    return max(evaluate.epsilon_brackets(pm, [delta])[0].lower for pm in _view_models(view, n))
+
+
+def view_plds(view: View, n: int, compositions: int, accuracy: float) -> list[tuple[PLD, PLD]]:
+    """Dominated PLDs (both directions) of a view's pair, for composing."""
+    if view.symmetric and 2 * view.r0 < 1:
+        low = clone_plds(n, 0.0, _view_pair(view), compositions, accuracy)[1]
+        return [(low, low)]
+    return [(pld_from_pmfs(p, q), pld_from_pmfs(q, p)) for p, q in view_pmfs(view, n)]
+
+
+# ---- the model ----
+
+def decompositions(family: str = "matrix", matrix: Sequence[Sequence[float]] | np.ndarray | str | None = None,
+                   k: int = 0, d: int = 0, eps0: float = 0.0) -> tuple[list[Decomposition], float]:
+    """(the decompositions to take the worst of, the randomiser's eps0) of a matrix (array or
+    JSON path) or a named family (:func:`.decompose.family_decomposition`)."""
+    if family == "matrix":
+        if matrix is None or (isinstance(matrix, str) and not matrix):
+            raise ValueError("randomizer needs --matrix FILE, or --family with its parameters.")
+        R = load_matrix(matrix) if isinstance(matrix, str) else check_matrix(matrix)
+        decs = matrix_decompositions(R)
+        return decs, matrix_eps0(R)
+    if not eps0:
+        raise ValueError(f"--family {family} needs --eps0 in (0, 30].")
+    eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
+    return [family_decomposition(family, eps0, k, d)], eps0
+
+
+def randomizer_model(n: int, family: str = "matrix", matrix: Sequence[Sequence[float]] | np.ndarray | str | None = None,
+                     k: int = 0, d: int = 0, eps0: float = 0.0, compositions: int = 1,
+                     accuracy: float = DEFAULT_ACCURACY) -> DirectModel:
+    """The certified method for ``compositions`` rounds of the shuffled randomiser.
+
+    One round: a :class:`~shuffle_lib.core.types.DirectModel` (upper end from
+    :func:`upper_delta`/:func:`upper_epsilon`, lower end the best view); several: the upper PLD
+    of each decomposition (:func:`upper_pld`) and the views' dominated PLDs
+    (:func:`view_plds`), each composed once by the Fourier accountant; the bracket is
+    [max of the views' lower ends, max of the upper ends].
+    """
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    K = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    decs, e0 = decompositions(family, matrix, k, d, eps0)
+    info = {"eps0": e0 if math.isfinite(e0) else "inf", "decomposition": [
+        {"pair": list(x.pair) if x.pair else "any", "beta": x.beta, "s": x.s, "a": x.a, "c": x.c,
+         "views": [w.label for w in x.views]} for x in decs]}
+    if family in ("olh",):
+        info["g"] = olh_g(eps0)
+    if not decs:          # every pair of rows equal: the output does not depend on the input
+        info["route"] = "constant randomiser"
+        return DirectModel(lambda eps: [Bracket(0.0, 0.0) for _ in eps], lambda delta: [Bracket(0.0, 0.0) for _ in delta],
+                           info=info)
+    if K == 1:
+        info["route"] = "single round: blanket pair (upper), exact view (lower)"
+
+        def delta(eps):
+            return [Bracket(max(view_delta(w, n, e) for x in decs for w in x.views) if any(x.views for x in decs) else 0.0,
+                            max(upper_delta(x, n, e) for x in decs)) for e in eps]
+
+        def epsilon(ds):
+            out = []
+            for dl in ds:
+                hi = max(upper_epsilon(x, n, dl) for x in decs)
+                lo = max((view_epsilon(w, n, dl) for x in decs for w in x.views), default=0.0)
+                out.append(Bracket(min(lo, hi), hi))
+            return out
+        return DirectModel(delta, epsilon, info=info)
+    info["route"] = "Fourier accountant: three-category pair (upper), views (lower)"
+    ups = [PairModel(u, u) for u in (upper_pld(x, n, K, accuracy) for x in decs)]
+    lows = [PairModel(a, b) for x in decs for w in x.views for a, b in view_plds(w, n, K, accuracy)]
+
+    def run(pm, verb, targets):
+        if pm.pq.inf_mass >= 1.0 and pm.qp.inf_mass >= 1.0:    # disjoint laws: delta = 1 at every eps
+            return [Bracket(1.0, 1.0) if verb == "delta" else Bracket(math.inf, math.inf) for _ in targets]
+        return evaluate.brackets(pm, verb, targets, K, accuracy=accuracy)
+
+    def combine(verb, targets):
+        up = [run(pm, verb, targets) for pm in ups]
+        low = [run(pm, verb, targets) for pm in lows]
+        out = []
+        for i in range(len(targets)):
+            hi = max(r[i].upper for r in up)
+            lo = max((r[i].lower for r in low), default=0.0)
+            out.append(Bracket(min(lo, hi), hi))
+        return out
+    return DirectModel(lambda eps: combine("delta", eps), lambda delta: combine("epsilon", delta), info=info)
+
+
+def delta_bracket(n: int, eps: ArrayLike, compositions: int = 1, **randomiser) -> list[Bracket]:
+    """Certified Brackets for delta(eps) of the shuffled randomiser (``family=``, ``matrix=``, ``k=``,
+    ``d=``, ``eps0=`` as in :func:`randomizer_model`)."""
+    eps = v.reals("eps", np.atleast_1d(eps), lo=0.0)
+    return evaluate.delta_brackets(randomizer_model(n, compositions=compositions, **randomiser), list(eps), compositions)
+
+
+def epsilon_bracket(n: int, delta: ArrayLike, compositions: int = 1, **randomiser) -> list[Bracket]:
+    """Certified Brackets for eps(delta) of the shuffled randomiser; see :func:`delta_bracket`."""
+    delta = v.reals("delta", np.atleast_1d(delta), lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    return evaluate.epsilon_brackets(randomizer_model(n, compositions=compositions, **randomiser), list(delta),
+                                     compositions)
+
+
+def randomizer_rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
+    """Certified Renyi brackets of one round: the upper PLD of :func:`upper_pld` (its tail mass at
+    +inf bounded by the pair's largest loss log((beta + s)/s)) and the views' exact PLDs."""
+    orders = v.reals("order", orders, lo=1.0, lo_open=True)
+    decs, _ = decompositions(params["family"], params["matrix"] or None, params["k"], params["d"], params["eps0"])
+    if not decs:
+        return [Bracket(0.0, 0.0) for _ in orders]
+    n, pairs = params["n"], []
+    for x in decs:
+        up = upper_pld(x, n, 1, DEFAULT_ACCURACY)
+        top = math.log((x.beta + x.s) / x.s) * (1 + 1e-12) if x.s > 0 else None
+        lows = [pl for w in x.views for pl in view_plds(w, n, 1, DEFAULT_ACCURACY)] or [(up, up)]
+        pairs += [PairModel(up, up, a, b, max_loss=top) for a, b in lows]
+    return evaluate.rdp_brackets(WorstCase(tuple(pairs)), orders)
+
+
+def _build(n, family, matrix, k, d, eps0, compositions=1, accuracy=DEFAULT_ACCURACY):
+    if family == "matrix" and (k or d or eps0):
+        raise ValueError("--k, --d and --eps0 belong to --family; a --matrix gives its own eps0.")
+    if family != "matrix" and matrix:
+        raise ValueError("give either --matrix or --family, not both.")
+    return randomizer_model(n, family, matrix or None, k, d, eps0, compositions, accuracy)
+
+
+register(Mechanism(
+    name="randomizer",
+    summary="any finite local randomiser, shuffled (--matrix FILE or --family krr|sue|oue|olh|blh|hr)",
+    source="Balle et al. 2019 (privacy blanket); Feldman et al. 2021 Thm 3.2; Su, Cheng, Wang 2026 "
+           "(general clones); this project (chapter 'Shuffling the randomisers people deploy')",
+    params=(Param("n", int, "number of users, the differing one included", lo=1, hi=MAX_N, more_private="up"),
+            Param("family", str, "a named randomiser, or 'matrix' for --matrix", choices=("matrix",) + FAMILIES,
+                  default="matrix"),
+            Param("matrix", str, 'JSON file {"matrix": [[...], ...]}: one row per input, each a distribution '
+                  "over the outputs", default=""),
+            Param("k", int, "k-RR: number of values (>= 2)", lo=0, hi=10 ** 9, default=0),
+            Param("d", int, "sue/oue/olh/blh/hr: domain size (>= 3)", lo=0, hi=10 ** 9, default=0),
+            Param("eps0", float, "the family's LDP parameter, in (0, 30]", lo=0.0, hi=30.0, default=0.0)),
+    build=_build,
+    uses=("compositions", "accuracy"),
+    rdp=lambda params, orders: randomizer_rdp(params, orders),
+    example={"n": 100, "family": "krr", "k": 3, "eps0": 1.0},
+))

@@ -1,0 +1,281 @@
+"""The blanket decomposition of a finite local randomiser, for one differing pair of inputs.
+
+For rows P0 = R(x0), P1 = R(x1) of a randomiser R (rows: inputs, columns: outputs) let
+m = min(P0, P1) (pointwise), beta = TV(P0, P1) = sum (P0 - m), and D0 = (P0 - m)/beta,
+D1 = (P1 - m)/beta: two distributions with disjoint supports S0 = {P0 > P1}, S1 = {P1 > P0}.
+Then, with
+
+    s = min_{o in S0 u S1} m(o) / (D0 + D1)(o)          (the pair's own blanket)
+    a = min_y min_{o in S0 u S1} R(y)(o) / (D0 + D1)(o)  (every other user's blanket)
+
+every row splits as (Balle et al. 2019, the privacy blanket; Feldman et al. 2021, clones; the
+"general clone" of Su, Cheng, Wang 2026):
+
+    P0   = beta D0 + s (D0 + D1) + (1 - beta - 2 s) W      (W common to P0 and P1)
+    P1   = beta D1 + s (D0 + D1) + (1 - beta - 2 s) W
+    R(y) = a (D0 + D1) + (1 - 2 a) W_y.
+
+**Theorem (the upper pair).**  For every dataset (x, y_2, ..., y_n), x in {x0, x1}, the
+shuffled output is a post-processing of (I, A, B): I ~ Bern(1 - beta - 2s) says the differing
+user drew from W (the same law under both inputs); the others contribute C ~ Bin(n-1, 2a)
+draws from D0 or D1, A ~ Bin(C, 1/2) of them from D0; given I = 0 the differing user adds one
+to A with probability u' = (beta + s)/(beta + 2s) under x0 (w' = s/(beta + 2s) under x1) and
+one to B otherwise.  *Proof*: draw every user's mixture component independently; given (I, A,
+B) the post-processor draws A outputs from D0, B from D1, picks the C = A + B - (1 - I) other
+users who chose D uniformly (their choices are i.i.d. Bern(2a)) and draws every remaining
+user's output from its W_y (W for the differing user if I = 1).  The multiset it returns has
+the law of the shuffled output.  So
+
+    delta(eps) <= (beta + 2 s) delta_full(eps),   eps >= 0,
+
+delta_full the delta of the full clone pair (p = 2a, u', w') of
+:func:`shuffle_lib.mechanisms.clones.pairs.general_pair`, and its PLD is the full pair's,
+scaled by beta + 2s, plus an atom at loss 0 of mass 1 - beta - 2s.  Shrinking s or a keeps
+the splits valid (move the excess into W), so both may be rounded down.
+
+Revealing I is what the proof needs: without it the post-processor cannot tell which user's W
+to sample.  For k-RR (k >= 3) the pair *without* I is exactly the law of the two counts
+(#x0, #x1) on the dataset (x, z, ..., z): a lower bound, close to the upper one.
+
+**The lower view.**  Any function of the shuffled output, on any concrete pair of datasets,
+gives a delta <= the true worst case (post-processing).  This module takes the dataset
+(x, y*, ..., y*) and the counts of outputs in T0 subset S0 and T1 subset S1, the outputs where
+R(y*)/(D0 + D1) attains its minimum (there the others look most like clones of x0 and x1).
+
+**The reduction to finitely many cases.**  The upper pair depends on the data of the others
+only through the bound a, which is a minimum over the finitely many inputs y; the differing
+pair ranges over the finitely many (x0, x1); so the worst case is a maximum over at most
+k(k-1)/2 unordered pairs (both orders give the same beta, s, a).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from shuffle_lib.core import validate as v
+
+ROW_TOL = 1e-12          # |row sum - 1| allowed (the issue's contract)
+MAX_INPUTS = 256         # matrix rows
+MAX_ENTRIES = 4_000_000  # matrix entries
+SHRINK = 1.0 - 1e-13     # s and a are rounded down by this factor (see the module docstring)
+
+
+@dataclass(frozen=True)
+class View:
+    """A lower view: counts in (T0, T1) of n-1 others drawing T0 / T1 with probabilities r0 / r1
+    and of the differing user, who draws T0 / T1 with probabilities (u0, w0) under x0 and
+    (u1, w1) under x1.  ``symmetric``: r0 = r1, u0 = w1, w0 = u1 exactly."""
+
+    r0: float
+    r1: float
+    u0: float
+    w0: float
+    u1: float
+    w1: float
+    label: str
+
+    @property
+    def symmetric(self) -> bool:
+        """r0 = r1, u0 = w1, w0 = u1 exactly: the view is a general clone pair (both directions alike)."""
+        return self.r0 == self.r1 and self.u0 == self.w1 and self.w0 == self.u1
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """beta, s, a of one differing pair (module docstring) and the lower views that go with it."""
+
+    beta: float
+    s: float
+    a: float
+    c: float
+    views: tuple[View, ...]
+    pair: tuple[int, int] | None = None
+
+    @property
+    def mass(self) -> float:
+        """beta + 2s: the probability that the differing user draws from D0 or D1."""
+        return self.beta + 2 * self.s
+
+
+def check_matrix(matrix: object, name: str = "matrix") -> np.ndarray:
+    """The randomiser as a float array (rows normalised by their exact sums).
+
+    Rows are inputs, columns outputs; entries finite and >= 0; each row sums to 1 within 1e-12;
+    at least 2 rows and 1 column; at most 256 rows and 4e6 entries.  ValueError naming ``name``.
+    """
+    try:
+        R = np.array(matrix, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a list of rows of numbers.") from None
+    if R.ndim != 2 or R.shape[0] < 2 or R.shape[1] < 1:
+        raise ValueError(f"{name} must be a 2-d array with at least 2 rows (inputs), got shape {R.shape}.")
+    if R.shape[0] > MAX_INPUTS or R.size > MAX_ENTRIES:
+        raise ValueError(f"{name} may have at most {MAX_INPUTS} rows and {MAX_ENTRIES} entries, got shape {R.shape}.")
+    if not np.all(np.isfinite(R)) or np.any(R < 0):
+        raise ValueError(f"{name} entries must be finite and >= 0.")
+    sums = np.array([math.fsum(r) for r in R])
+    bad = np.flatnonzero(np.abs(sums - 1.0) > ROW_TOL)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{name} row {i} sums to {float(sums[i])!r}; every row must sum to 1 within {ROW_TOL:g}.")
+    return R / sums[:, None]
+
+
+def load_matrix(path: str) -> np.ndarray:
+    """The matrix of a JSON file ``{"matrix": [[...], ...]}`` (ValueError naming ``--matrix``)."""
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+    except OSError as e:
+        raise ValueError(f"--matrix: cannot read {path!r}: {e.strerror}.") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--matrix: {path!r} is not valid JSON ({e.msg}, line {e.lineno}).") from None
+    if not isinstance(data, dict) or "matrix" not in data:
+        raise ValueError(f'--matrix: {path!r} must hold an object {{"matrix": [[...], ...]}}.')
+    return check_matrix(data["matrix"], "--matrix")
+
+
+def matrix_eps0(R: Sequence[Sequence[float]] | np.ndarray) -> float:
+    """The randomiser's LDP parameter: the largest log-ratio of two entries in a column
+    (+inf when an output has probability 0 under one input and > 0 under another)."""
+    R = check_matrix(R)
+    hi, lo = R.max(axis=0), R.min(axis=0)
+    if np.any((lo == 0) & (hi > 0)):
+        return math.inf
+    used = hi > 0
+    return float(np.max(np.log(hi[used]) - np.log(lo[used])))
+
+
+def _ratio_sets(ratio: np.ndarray, sel: np.ndarray, top: float) -> np.ndarray:
+    """The outputs of ``sel`` where ``ratio`` is within a relative 1e-9 of its minimum ``top``."""
+    return sel & (ratio <= top * (1 + 1e-9))
+
+
+def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
+    """beta, s, a of the pair (x_i, x_j) of a checked matrix, with its lower views (module docstring).
+
+    Views: for the inputs y* with the smallest blanket (a third input if one has it, and x_j),
+    the counts on the minimising outputs T0, T1 and on all of S0, S1 (the best view is taken
+    when the bracket is evaluated).
+    """
+    P0, P1 = R[i], R[j]
+    d = P0 - P1
+    S0, S1 = d > 0, d < 0
+    beta = max(math.fsum(d[S0]), math.fsum(-d[S1]))
+    if beta == 0.0:
+        return Decomposition(0.0, 0.0, 0.0, 0.0, (), (i, j))
+    S = S0 | S1
+    D = np.where(S, np.abs(d), 1.0) / beta           # (D0 + D1) on S; 1 elsewhere (unused)
+    m = np.minimum(P0, P1)
+    s = float(np.min(m[S] / D[S])) * SHRINK
+    ratios = R[:, S] / D[S]
+    a_y = ratios.min(axis=1)
+    a = float(a_y.min()) * SHRINK
+    W = np.maximum(m - s * np.where(S, D, 0.0), 0.0)    # (1 - beta - 2s) W, the common remainder
+    c = 0.0
+    if W.sum() > 0:
+        used = W > 0
+        rest = R[:, used] - a * np.where(S, D, 0.0)[used]
+        c = max(0.0, float(np.min(rest / W[used])) * (1.0 - beta - 2 * s)) * SHRINK
+    views = []
+    best = a_y <= a_y.min() * (1 + 1e-12)
+    third = [y for y in range(R.shape[0]) if best[y] and y not in (i, j)]
+    for y in third[:1] + ([j] if best[j] else []) + ([i] if best[i] and not third and not best[j] else []):
+        ry = R[y] / D
+        for label, (T0, T1) in (("min", (_ratio_sets(ry, S0, a_y[y]), _ratio_sets(ry, S1, a_y[y]))), ("all", (S0, S1))):
+            if not T0.any() or not T1.any():
+                continue
+            w = View(math.fsum(R[y][T0]), math.fsum(R[y][T1]), math.fsum(P0[T0]), math.fsum(P0[T1]),
+                     math.fsum(P1[T0]), math.fsum(P1[T1]), f"others all x{y}, counts on {label} of S0/S1")
+            if all((w.r0, w.r1, w.u0, w.w0, w.u1, w.w1) != (x.r0, x.r1, x.u0, x.w0, x.u1, x.w1) for x in views):
+                views.append(w)
+    return Decomposition(beta, s, a, c, tuple(views), (i, j))
+
+
+def matrix_decompositions(R: Sequence[Sequence[float]] | np.ndarray) -> list[Decomposition]:
+    """One decomposition per unordered pair of distinct rows with distinct (beta, s, a)."""
+    R = check_matrix(R)
+    seen, out = set(), []
+    for i in range(R.shape[0]):
+        for j in range(i + 1, R.shape[0]):
+            dec = pair_decomposition(R, i, j)
+            key = (dec.beta, dec.s, dec.a, dec.c)
+            if dec.beta > 0 and key not in seen:
+                seen.add(key)
+                out.append(dec)
+    return out
+
+
+# ---- the named families, in closed form (checked against their matrices in tests/test_randomizer.py) ----
+
+FAMILIES = ("krr", "sue", "oue", "olh", "blh", "hr")
+
+
+def olh_g(eps0: float) -> int:
+    """OLH's hash range g = round(e^eps0 + 1) (Wang et al. 2017, Sec. 4.4), at least 2."""
+    return max(2, int(round(math.exp(eps0) + 1)))
+
+
+def family_decomposition(family: str, eps0: float, k: int = 0, d: int = 0) -> Decomposition:
+    """beta, s, a and the symmetric lower view of a named randomiser, for any differing pair.
+
+    * ``krr`` (k values): P(y = x) = e^eps0/Z, else 1/Z, Z = e^eps0 + k - 1.  beta = (e-1)/Z,
+      s = a = 1/Z; the view: others all z, counts of x0 and x1 (k >= 3; k = 2: others all x1,
+      count of x0).
+    * ``sue`` (d bits, RAPPOR's symmetric form): each bit kept w.p. p = e^(eps0/2)/(1+e^(eps0/2)),
+      q = 1-p.  beta = p - q, s = a = q^2; the view: S0 = {bit x0 = 1, bit x1 = 0} with bit z = 0.
+    * ``oue``: bit x is 1 w.p. 1/2, every other bit w.p. q = 1/(e^eps0 + 1).  beta = (1-2q)/2,
+      s = a = q/2; the view as for sue (bit z = 0 keeps a fraction 1-q).
+    * ``olh`` / ``blh`` (hash to g values, g = round(e^eps0+1) / 2, then k-RR on [g]); the hash
+      family 3-wise independent.  With theta = 1 - 1/g: beta = theta (e-1)/Z, s = a = theta/Z,
+      Z = e^eps0 + g - 1; the view: h(x0) != h(x1), h(z) != h(x0), y = h(x0).
+    * ``hr`` (Hadamard response, K = 2^ceil(log2(d+1)) outputs, C_x the +1 positions of Walsh
+      row x, reported w.p. e^eps0/(e^eps0+1) spread uniformly): beta = (e-1)/(2(e+1)),
+      s = a = 1/(2(e+1)); the view: others all x0 ^ x1 (Walsh row x0 x1), counts on S0 and S1.
+
+    Every view of the unary and hashing families is the upper pair's decomposition restricted to
+    a set T0 of D0-mass tau (tau = p, 1-q, theta, 1): r = a tau, (u, w) = ((beta + s) tau, s tau).
+    c, the others' blanket of the pair's common part W: (k-2)/Z (krr), 2q^3/p (sue), q/(2(1-q))
+    (oue), (1 - beta - 2s)/e (olh, blh, hr).
+    """
+    e = math.exp(eps0)
+    if family == "krr":
+        if not k:
+            raise ValueError("--family krr needs --k (the number of values, >= 2).")
+        k = v.integer("k", k, lo=2, hi=10 ** 9)
+        Z = e + k - 1
+        beta, s = (e - 1) / Z, 1 / Z
+        if k == 2:
+            view = View(1 / Z, e / Z, e / Z, 1 / Z, 1 / Z, e / Z, "others all x1, count of x0")
+            return Decomposition(beta, s * SHRINK, s * SHRINK, 0.0, (view,))
+        return Decomposition(beta, s * SHRINK, s * SHRINK, (k - 2) / Z * SHRINK,
+                             (View(s, s, e / Z, s, s, e / Z, "others all z, counts of x0, x1"),
+                              View(1 / Z, e / Z, e / Z, 1 / Z, 1 / Z, e / Z, "others all x1, counts of x0, x1")))
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of matrix, {', '.join(FAMILIES)}, got {family!r}.")
+    if not d:
+        raise ValueError(f"--family {family} needs --d (the domain size, >= 3).")
+    d = v.integer("d", d, lo=3, hi=10 ** 9)
+    if family == "sue":
+        p = 1 / (1 + math.exp(-eps0 / 2))
+        q = 1 - p
+        beta, s, tau, c = p - q, q * q, p, 2 * q ** 3 / p
+    elif family == "oue":
+        q = 1 / (e + 1)
+        beta, s, tau, c = (1 - 2 * q) / 2, q / 2, 1 - q, q / (2 * (1 - q))
+    elif family in ("olh", "blh"):
+        g = olh_g(eps0) if family == "olh" else 2
+        theta, Z = 1 - 1 / g, e + g - 1
+        beta, s, tau = theta * (e - 1) / Z, theta / Z, theta
+        c = (1 - beta - 2 * s) / e
+    else:  # hr: others all x0 ^ x1, whose C lies outside S0 u S1 (every output there at the minimum)
+        beta, s, tau, c = (e - 1) / (2 * (e + 1)), 1 / (2 * (e + 1)), 1.0, 1 / (2 * e)
+    r = s * tau
+    view = View(r, r, (beta + s) * tau, r, r, (beta + s) * tau, f"others all z, counts on T0 (D0-mass {tau:.6g})")
+    return Decomposition(beta, s * SHRINK, s * SHRINK, c * SHRINK, (view,))
+

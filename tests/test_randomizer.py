@@ -1,0 +1,277 @@
+"""Any finite randomiser, shuffled (shuffle_lib.mechanisms.randomizer, issue 18).
+
+* the brackets against the exact oracle (tests/randomizer_oracle.py: every dataset, every pair)
+  on 500 random matrices with zeros, one and two rounds;
+* the named families' closed forms against the decomposition of their explicit matrices;
+* k-RR against the seeds' strong adversary and binary RR against the bit-flip chapter's exact
+  worst case; every family below the generic FMT21 clones bound;
+* the CLI contract and bad matrices.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from randomizer_oracle import worst_delta
+from shuffle_lib.mechanisms import clones, krr
+from shuffle_lib.mechanisms import randomizer as rz
+from shuffle_lib.mechanisms.mixnet import bitflip
+from shuffle_lib.mechanisms.randomizer.decompose import (check_matrix, family_decomposition, matrix_decompositions,
+                                                       matrix_eps0, olh_g)
+
+# the oracle sums in floats (math.fsum over <= 2401 cells): its own error is ~1e-15 relative;
+# a bracket end may differ from the exact value on the wrong side by at most this much
+ORACLE_SLACK = 1e-12
+
+
+def _contains(br, exact):
+    return br.lower <= exact * (1 + ORACLE_SLACK) + 1e-15 and exact <= br.upper * (1 + ORACLE_SLACK) + 1e-15
+
+
+@st.composite
+def matrices(draw, max_inputs=3, max_outputs=4):
+    k = draw(st.integers(2, max_inputs))
+    m = draw(st.integers(2, max_outputs))
+    cell = st.one_of(st.just(0.0), st.floats(1e-6, 1.0), st.floats(0.2, 1.0))
+    rows = []
+    for _ in range(k):
+        r = np.array(draw(st.lists(cell, min_size=m, max_size=m)))
+        if r.sum() == 0:
+            r[draw(st.integers(0, m - 1))] = 1.0
+        rows.append(r / math.fsum(r))
+    return np.array(rows)
+
+
+@settings(max_examples=350, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(matrices(), st.integers(1, 6), st.floats(0.0, 2.5))
+def test_one_round_brackets_the_exact_worst_case(R, n, eps):
+    br = rz.delta_bracket(n, eps, matrix=R)[0]
+    assert _contains(br, worst_delta(R, n, eps)), (R.tolist(), n, eps, br)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(matrices(3, 3), st.integers(1, 4), st.floats(0.0, 3.0))
+def test_two_rounds_bracket_the_exact_worst_case(R, n, eps):
+    br = rz.delta_bracket(n, eps, compositions=2, matrix=R)[0]
+    assert _contains(br, worst_delta(R, n, eps, rounds=2)), (R.tolist(), n, eps, br)
+
+
+def test_epsilon_brackets_invert_the_oracle():
+    """eps brackets: delta_exact(eps_upper) <= delta and delta_exact(eps_lower) >= delta."""
+    rng = np.random.default_rng(7)
+    for _ in range(12):
+        R = rng.dirichlet(np.ones(3), size=3)
+        n, delta = int(rng.integers(2, 6)), float(10 ** rng.uniform(-4, -1))
+        br = rz.epsilon_bracket(n, delta, matrix=R)[0]
+        assert br.lower <= br.upper
+        if math.isfinite(br.upper):
+            assert worst_delta(R, n, br.upper) <= delta * (1 + ORACLE_SLACK)
+        if br.lower > 0:
+            assert worst_delta(R, n, br.lower) >= delta * (1 - ORACLE_SLACK)
+
+
+def test_issue_example_krr_n5():
+    """n = 5, k = 3, gamma = 0.5 (eps0 = log 4), eps = 1: exact worst case 0.0465 (the oracle),
+    below our upper end; the weak adversary's delta 0.0519 and the strong one's 0.2434 above it."""
+    e0 = math.log(4)
+    R = (np.full((3, 3), 1.0) + (math.exp(e0) - 1) * np.eye(3)) / (math.exp(e0) + 2)
+    exact = worst_delta(R, 5, 1.0)
+    fam = rz.delta_bracket(5, 1.0, family="krr", k=3, eps0=e0)[0]
+    mat = rz.delta_bracket(5, 1.0, matrix=R)[0]
+    strong = krr.delta_bracket("strong", 5, 0.5, 3, 1.0)[0]
+    weak = krr.delta_bracket("weak", 5, 0.5, 3, 1.0)[0]
+    assert _contains(fam, exact) and _contains(mat, exact)
+    assert fam.upper <= weak.lower * (1 + 1e-9) and fam.upper < strong.lower
+    assert exact < weak.lower < strong.lower
+
+
+# ---- the families ----
+
+def _krr(k, e0):
+    return (np.ones((k, k)) + (math.exp(e0) - 1) * np.eye(k)) / (math.exp(e0) + k - 1)
+
+
+def _sue(d, e0):
+    p = 1 / (1 + math.exp(-e0 / 2))
+    outs = list(itertools.product((0, 1), repeat=d))
+    return np.array([[math.prod(p if b == (j == x) else 1 - p for j, b in enumerate(o)) for o in outs] for x in range(d)])
+
+
+def _oue(d, e0):
+    q = 1 / (math.exp(e0) + 1)
+    outs = list(itertools.product((0, 1), repeat=d))
+    return np.array([[math.prod((0.5 if j == x else (q if b else 1 - q)) if (j != x or True) else 0
+                                for j, b in enumerate(o)) for o in outs] for x in range(d)])
+
+
+def _lh(d, e0, g):
+    """Local hashing with the family of all functions [d] -> [g] (3-wise independent)."""
+    e, hashes = math.exp(e0), list(itertools.product(range(g), repeat=d))
+    Z = e + g - 1
+    return np.array([[(e if h[x] == y else 1.0) / (Z * len(hashes)) for h in hashes for y in range(g)]
+                     for x in range(d)])
+
+
+def _hr(d, e0):
+    K = 1 << (d + 1).bit_length() if (d + 1) & d else d + 1
+    K = 1 << math.ceil(math.log2(d + 1))
+    H = np.array([[(-1) ** bin(i & j).count("1") for j in range(K)] for i in range(K)])
+    e = math.exp(e0)
+    return np.array([[(2 * e if H[x + 1, o] == 1 else 2.0) / (K * (e + 1)) for o in range(K)] for x in range(d)])
+
+
+FAMILY_CASES = [("krr", dict(k=3), lambda e0: _krr(3, e0)), ("krr", dict(k=5), lambda e0: _krr(5, e0)),
+                ("sue", dict(d=3), lambda e0: _sue(3, e0)), ("sue", dict(d=4), lambda e0: _sue(4, e0)),
+                ("oue", dict(d=3), lambda e0: _oue(3, e0)), ("oue", dict(d=5), lambda e0: _oue(5, e0)),
+                ("olh", dict(d=3), lambda e0: _lh(3, e0, olh_g(e0))), ("blh", dict(d=3), lambda e0: _lh(3, e0, 2)),
+                ("hr", dict(d=3), lambda e0: _hr(3, e0)), ("hr", dict(d=6), lambda e0: _hr(6, e0))]
+
+
+@pytest.mark.parametrize("family,kw,matrix", FAMILY_CASES, ids=[f"{f}-{kw}" for f, kw, _ in FAMILY_CASES])
+@pytest.mark.parametrize("e0", [0.7, 2.0])
+def test_family_closed_forms_match_their_matrices(family, kw, matrix, e0):
+    R = check_matrix(matrix(e0))
+    assert matrix_eps0(R) == pytest.approx(e0, rel=1e-12)
+    fam = family_decomposition(family, e0, **kw)
+    decs = matrix_decompositions(R)
+    assert decs, "a non-constant randomiser has a differing pair"
+    for dec in decs:
+        # the closed forms are safe for every pair (beta no smaller, the blankets no larger) ...
+        assert fam.beta >= dec.beta * (1 - 1e-12)
+        for name in ("s", "a", "c"):
+            assert getattr(fam, name) <= getattr(dec, name) * (1 + 1e-12) + 1e-300, name
+        # ... and exact, except the Walsh code with d = 3 (K = 4), where every third input is
+        # x0 ^ x1 and the others' blanket c of the common part is larger than the closed form's
+        exact = ("beta", "s", "a") if (family, kw.get("d")) == ("hr", 3) else ("beta", "s", "a", "c")
+        for name in exact:
+            assert getattr(dec, name) == pytest.approx(getattr(fam, name), rel=1e-9, abs=1e-15), name
+    # the family's symmetric view is a view the matrix offers for some pair (same r, u, w)
+    sym = fam.views[0]
+    found = [w for dec in decs for w in dec.views if w.symmetric and w.r0 == pytest.approx(sym.r0, rel=1e-9)
+             and w.u0 == pytest.approx(sym.u0, rel=1e-9) and w.w0 == pytest.approx(sym.w0, rel=1e-9)]
+    assert found, [w for dec in decs for w in dec.views]
+
+
+@pytest.mark.parametrize("family,kw,matrix", [c for c in FAMILY_CASES if c[0] != "hr" or c[1]["d"] == 3][:9],
+                         ids=[f"{f}-{kw}" for f, kw, _ in FAMILY_CASES][:9])
+def test_family_brackets_contain_small_exact_cases(family, kw, matrix):
+    """The family route (closed forms) brackets the oracle on its explicit matrix."""
+    e0 = 1.2
+    R = matrix(e0)
+    if family == "olh":
+        e0 = 0.7                     # g = 3: 27 hashes x 3 values = 81 outputs
+    R = matrix(e0)
+    for n, eps in ((2, 0.3), (3, 0.1))[: 1 if R.shape[1] > 16 else 2]:
+        exact = worst_delta(R, n, eps)
+        assert _contains(rz.delta_bracket(n, eps, family=family, eps0=e0, **kw)[0], exact)
+
+
+@pytest.mark.parametrize("k", [3, 4, 10])
+@pytest.mark.parametrize("n", [1000, 10000])
+def test_krr_upper_below_strong_adversary_and_bracket_within_two(k, n):
+    """Issue 18: the k-RR upper end <= the strong adversary's exact delta; upper/lower <= 2."""
+    e0, eps = 1.0, 0.05 if n == 10000 else 0.15
+    gamma = krr.gamma_from_eps0(e0, k)
+    br = rz.delta_bracket(n, eps, family="krr", k=k, eps0=e0)[0]
+    strong = krr.delta_bracket("strong", n, gamma, k, eps)[0]
+    assert br.upper <= strong.lower
+    assert 0 < br.lower <= br.upper <= 2 * br.lower
+
+
+@pytest.mark.parametrize("n,e0", [(10, 1.0), (50, 0.5), (200, 2.0), (400, 1.0)])
+def test_binary_rr_contains_bitflip_exact_worst_case(n, e0):
+    """k = 2 (binary RR): the bracket contains the bit-flip chapter's exact max over m."""
+    q = 1 / (math.exp(e0) + 1)
+    for eps in (0.05, 0.3):
+        exact = float(bitflip.delta_worst(n, q, [eps])[0])
+        br = rz.delta_bracket(n, eps, family="krr", k=2, eps0=e0)[0]
+        assert br.lower * (1 - 1e-9) <= exact <= br.upper * (1 + 1e-9), (eps, exact, br)
+
+
+@pytest.mark.parametrize("family,kw", [("krr", dict(k=10)), ("sue", dict(d=100)), ("oue", dict(d=100)),
+                                       ("olh", dict(d=100)), ("blh", dict(d=100)), ("hr", dict(d=100))])
+@pytest.mark.parametrize("e0", [1.0, 3.0])
+def test_families_beat_generic_clones(family, kw, e0):
+    """Every family's upper end <= the FMT21 clones bound at the same eps0 (issue 18)."""
+    n, delta = 10000, 1e-6
+    ours = rz.epsilon_bracket(n, delta, family=family, eps0=e0, **kw)[0]
+    generic = clones.epsilon_bracket(n, e0, delta)[0]
+    assert ours.upper <= generic.lower
+
+
+def test_constant_and_disjoint_randomisers():
+    assert rz.delta_bracket(5, 0.0, matrix=[[0.5, 0.5], [0.5, 0.5]])[0] == (0.0, 0.0)
+    br = rz.delta_bracket(3, 2.0, matrix=[[1.0, 0.0], [0.0, 1.0]])[0]      # no privacy at all
+    assert br.upper == 1.0 and br.lower == pytest.approx(1.0)
+
+
+# ---- the contract ----
+
+@pytest.mark.parametrize("bad,msg", [
+    ([[0.5, 0.6], [0.5, 0.5]], "sums to"), ([[0.5, 0.5]], "at least 2 rows"), ([[1.0, -0.0 - 1e-3], [0.5, 0.5]], ">= 0"),
+    ([[float("nan"), 1.0], [0.5, 0.5]], "finite"), ("abc", "rows of numbers"), ([1.0, 0.0], "2-d array"), ([[0.5, "x"], [0.5, 0.5]], "rows of numbers"),
+    ([[0.5, 0.5 + 2e-12], [0.5, 0.5]], "within 1e-12")])
+def test_bad_matrices_are_refused(bad, msg):
+    with pytest.raises(ValueError, match=msg):
+        check_matrix(bad)
+
+
+def test_rows_within_tolerance_are_accepted():
+    R = check_matrix([[0.5, 0.5 + 5e-13], [0.25, 0.75]])
+    assert abs(math.fsum(R[0]) - 1) < 1e-15
+
+
+def test_eps0_from_matrix():
+    assert matrix_eps0([[0.75, 0.25], [0.25, 0.75]]) == pytest.approx(math.log(3))
+    assert matrix_eps0([[1.0, 0.0], [0.5, 0.5]]) == math.inf
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "shuffle_lib", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_cli_matrix_and_families(tmp_path):
+    f = tmp_path / "m.json"
+    R = _krr(3, 1.0)
+    f.write_text(json.dumps({"matrix": R.tolist()}))
+    out = _cli("delta", "randomizer", "--matrix", str(f), "--n", "50", "--eps", "0.2", "--json")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    lib = rz.delta_bracket(50, 0.2, matrix=R)[0]
+    assert (got["results"][0]["delta_lower"], got["results"][0]["delta_upper"]) == pytest.approx(tuple(lib), rel=1e-12)
+    assert got["params"]["eps0"] == pytest.approx(1.0)
+    for fam, extra in (("krr", ["--k", "4"]), ("sue", ["--d", "10"]), ("oue", ["--d", "1000"]),
+                       ("olh", ["--d", "50"]), ("blh", ["--d", "50"]), ("hr", ["--d", "50"])):
+        out = _cli("epsilon", "randomizer", "--family", fam, *extra, "--eps0", "2", "--n", "1000", "--delta", "1e-6",
+                   "--json")
+        assert out.returncode == 0, (fam, out.stderr)
+        r = json.loads(out.stdout)["results"][0]
+        assert 0 < r["eps_lower"] <= r["eps_upper"] < 2
+
+
+@pytest.mark.parametrize("content,msg", [('{"matrix": [[0.5, 0.6], [0.5, 0.5]]}', "sums to"),
+                                         ('{"m": 1}', "must hold an object"), ("[1,", "not valid JSON")])
+def test_cli_bad_matrix_file(tmp_path, content, msg):
+    f = tmp_path / "m.json"
+    f.write_text(content)
+    out = _cli("delta", "randomizer", "--matrix", str(f), "--n", "5", "--eps", "1")
+    assert out.returncode != 0 and msg in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("args,msg", [(["--family", "sue", "--eps0", "1"], "needs --d"),
+                                      (["--family", "krr", "--k", "3"], "needs --eps0"),
+                                      (["--family", "krr", "--eps0", "1"], "needs --k"),
+                                      (["--eps0", "1"], "belong to --family"),
+                                      ([], "needs --matrix")])
+def test_cli_missing_or_mixed_options(args, msg):
+    out = _cli("delta", "randomizer", "--n", "5", "--eps", "1", *args)
+    assert out.returncode != 0 and msg in out.stderr and "Traceback" not in out.stderr
