@@ -15,27 +15,30 @@ every row splits as (Balle et al. 2019, the privacy blanket; Feldman et al. 2021
     P1   = beta D1 + s (D0 + D1) + (1 - beta - 2 s) W
     R(y) = a (D0 + D1) + (1 - 2 a) W_y.
 
+Moreover every other row covers the common part W: R(y) >= a (D0 + D1) + c W with
+
+    c = min_y min_{o: W(o) > 0} (R(y)(o) - a (D0 + D1)(o)) / W(o).
+
 **Theorem (the upper pair).**  For every dataset (x, y_2, ..., y_n), x in {x0, x1}, the
-shuffled output is a post-processing of (I, A, B): I ~ Bern(1 - beta - 2s) says the differing
-user drew from W (the same law under both inputs); the others contribute C ~ Bin(n-1, 2a)
-draws from D0 or D1, A ~ Bin(C, 1/2) of them from D0; given I = 0 the differing user adds one
-to A with probability u' = (beta + s)/(beta + 2s) under x0 (w' = s/(beta + 2s) under x1) and
-one to B otherwise.  *Proof*: draw every user's mixture component independently; given (I, A,
-B) the post-processor draws A outputs from D0, B from D1, picks the C = A + B - (1 - I) other
-users who chose D uniformly (their choices are i.i.d. Bern(2a)) and draws every remaining
-user's output from its W_y (W for the differing user if I = 1).  The multiset it returns has
-the law of the shuffled output.  So
+shuffled output is a post-processing of (A, B, V): the numbers of users whose report was drawn
+from D0, from D1 and from W, where the others choose D0, D1, W with probabilities a, a, c
+(independently; their own remainder LO_y otherwise) and the differing user chooses D0, D1, W
+with probabilities beta + s, s, 1 - beta - 2s under x0 (beta + s and s swapped under x1).
+*Proof*: draw every user's mixture component independently.  The differing user always lands
+in one of the three categories, so the set of others left with their own LO_y has size
+n - A - B - V, and, the others' choices being i.i.d., it is a uniformly random subset of that
+size whatever x is.  Given (A, B, V) the post-processor picks that subset, draws A reports from
+D0, B from D1, V from W and one from LO_y for each user of the subset: the multiset has the
+law of the shuffled output.  []
 
-    delta(eps) <= (beta + 2 s) delta_full(eps),   eps >= 0,
-
-delta_full the delta of the full clone pair (p = 2a, u', w') of
-:func:`shuffle_lib.mechanisms.clones.pairs.general_pair`, and its PLD is the full pair's,
-scaled by beta + 2s, plus an atom at loss 0 of mass 1 - beta - 2s.  Shrinking s or a keeps
-the splits valid (move the excess into W), so both may be rounded down.
-
-Revealing I is what the proof needs: without it the post-processor cannot tell which user's W
-to sample.  For k-RR (k >= 3) the pair *without* I is exactly the law of the two counts
-(#x0, #x1) on the dataset (x, z, ..., z): a lower bound, close to the upper one.
+The total T = A + B + V = 1 + C, C ~ Bin(n-1, 2a + c), has the same law under x0 and x1; given
+T = t the pair is the general (non-full) clone pair of
+:func:`shuffle_lib.mechanisms.clones.pairs.general_pair` with n' = t, p' = 2a/(2a + c),
+u = beta + s, w = s, whose delta decreases in n' (one more user adds independent noise), so
+delta(eps) = E_T[delta_t(eps)] is bracketed block by block over T.  With c = 0 the differing
+user's choice of W is revealed and the bound is (beta + 2s) delta_full(eps), delta_full that of
+the full pair (2a, (beta + s)/(beta + 2s), s/(beta + 2s)).  Shrinking s, a or c keeps the splits
+valid (move the excess into W or LO_y), so all three may be rounded down.
 
 **The lower view.**  Any function of the shuffled output, on any concrete pair of datasets,
 gives a delta <= the true worst case (post-processing).  This module takes the dataset
