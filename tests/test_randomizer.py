@@ -275,3 +275,18 @@ def test_cli_bad_matrix_file(tmp_path, content, msg):
 def test_cli_missing_or_mixed_options(args, msg):
     out = _cli("delta", "randomizer", "--n", "5", "--eps", "1", *args)
     assert out.returncode != 0 and msg in out.stderr and "Traceback" not in out.stderr
+
+
+def test_library_enumeration_equals_the_oracle():
+    """shuffle_lib's exact enumeration (the book's ground truth) against the independent oracle."""
+    from shuffle_lib.mechanisms.randomizer.exact import exact_worst_delta
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        k, m, n = int(rng.integers(2, 4)), int(rng.integers(2, 5)), int(rng.integers(1, 6))
+        R = rng.dirichlet(np.ones(m), size=k)
+        eps, K = float(rng.uniform(0, 2)), int(rng.integers(1, 3))
+        if K == 2:
+            n = min(n, 3)
+        assert exact_worst_delta(R, n, eps, K) == pytest.approx(worst_delta(R, n, eps, K), rel=1e-12, abs=1e-16)
+    with pytest.raises(ValueError, match="cells"):
+        exact_worst_delta(np.full((4, 6), 1 / 6), 12, 1.0)

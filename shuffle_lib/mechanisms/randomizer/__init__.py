@@ -22,7 +22,7 @@ from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
-from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs
+from shuffle_lib.core.pld import PLD, hockey_stick, pld_from_losses, pld_from_pmfs
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, PairModel, WorstCase
 from shuffle_lib.mechanisms.clones.compose import clone_plds
@@ -32,7 +32,7 @@ from shuffle_lib.mechanisms.randomizer.decompose import (FAMILIES, Decomposition
                                                        family_decomposition, load_matrix, matrix_decompositions,
                                                        matrix_eps0, olh_g)
 
-EXACT_2D_MAX = 4_000_000   # an asymmetric view is enumerated on (#T0, #T1) up to this many atoms
+EXACT_2D_MAX = 1_000_000   # an asymmetric view is enumerated on (#T0, #T1) up to this many atoms
 VIEW_TAIL = 1e-30          # binomial tails a 1-d view leaves out (only lowers the lower end)
 
 
@@ -112,61 +112,6 @@ class _Blocks:
         inf = math.fsum([p.inf_mass * m for p, m in zip(parts, self.mass)]) + self.out
         keep = probs > 0
         return pld_from_losses((np.arange(size)[keep] + k0) * h, probs[keep], min(1.0, inf))
-
-
-@functools.lru_cache(maxsize=32)
-def _blocks(dec: Decomposition, n: int, blocks: int) -> _Blocks:
-    return _Blocks(dec, n, blocks)
-
-
-class _Blocks:
-    """The three-category pair's delta as a mixture over T = 1 + C, C ~ Bin(n-1, 2a + c), of the
-    general (non-full) clone pair with n' = T, p' = 2a/(2a + c), u = beta + s, w = s, bracketed
-    block by block: that pair's delta decreases in n' (one more user is added noise), so a
-    block [t_i, t_{i+1}) contributes at most its mass x delta(t_i) and at least its mass x
-    delta(t_{i+1} - 1).  The C-mass outside the kept range (<= 1e-30) goes to the upper end."""
-
-    def __init__(self, dec: Decomposition, n: int, blocks: int):
-        N, tau = n - 1, 2 * dec.a + dec.c
-        lo, hi = binom_window(N, tau, 1e-30)
-        self.out = float(binom.cdf(lo - 1, N, tau) + binom.sf(hi, N, tau)) if N > 0 else 0.0
-        edges = np.unique(np.linspace(lo, hi + 1, min(blocks, hi - lo + 1) + 1).astype(np.int64))
-        pm = binom.pmf(np.arange(lo, hi + 1), N, tau)
-        self.mass = np.add.reduceat(pm, edges[:-1] - lo)
-        self.pair = general_pair(min(2 * dec.a / tau, 1 - 1e-16), dec.beta + dec.s, dec.s, "randomizer-3cat")
-        # block i is bounded by its first n' (upper) and by the next block's first (lower: delta
-        # decreases in n', and that n' is larger than every n' of block i): B + 1 evaluations
-        ts = [int(t) for t in edges + 1]
-        preps = [prepare(t, 0.0, self.pair, 1e-30) for t in ts]
-        self.s, self.ps, self.al, self.be, self.ga = (np.concatenate([p[j] for p in preps]) for j in range(5))
-        self.cut = np.array([p[5] for p in preps])                  # each n''s S-mass left out
-        sizes = np.array([p[0].size for p in preps])
-        self.starts, self.sizes = np.r_[0, np.cumsum(sizes)[:-1]], sizes
-        self.first = edges[:-1] + 1
-        self.top = clone_top_loss(int(edges[-1]), 0.0, self.pair)
-
-    def delta(self, eps: float) -> tuple[float, float]:
-        """Certified (lower, upper) of the three-category pair's delta(eps): every n' of the
-        blocks in one vectorised pass of :func:`~shuffle_lib.mechanisms.clones.pairs.bracket_at`'s
-        sums (a relative 1e-12 of the summed magnitudes covers rounding, as there)."""
-        k = loss_threshold(self.s, self.al, self.be, self.ga, eps)
-        tp, tq = conditional_tails(self.s, k, self.al, self.be, self.ga)
-        e = math.exp(eps)
-        val = np.add.reduceat(self.ps * np.maximum(tp - e * tq, 0.0), self.starts)
-        err = 1e-12 * (np.add.reduceat(self.ps * tp, self.starts) + e * np.add.reduceat(self.ps * tq, self.starts)) \
-            + self.sizes * 1e-307
-        lo_t, hi_t = np.maximum(0.0, val - err), np.minimum(1.0, val + err + self.cut)
-        hi = math.fsum(self.mass * hi_t[:-1]) + self.out
-        lo = math.fsum(self.mass * lo_t[1:])
-        return max(0.0, lo * (1 - 1e-12)), min(1.0, hi * (1 + 1e-12))
-
-    def plds(self, compositions: int, accuracy: float) -> PLD:
-        parts = [clone_plds(int(t), 0.0, self.pair, compositions, accuracy)[0] for t in self.first]
-        losses = np.concatenate([p.losses for p in parts])
-        probs = np.concatenate([p.probs * m for p, m in zip(parts, self.mass)])
-        inf = math.fsum([p.inf_mass * m for p, m in zip(parts, self.mass)]) + self.out
-        return pld_from_losses(losses, probs, min(1.0, inf))
-
 
 BLOCKS = 16        # blocks of T for one round's delta (relative width ~ 1/BLOCKS of the T-variation)
 PLD_BLOCKS = 8     # blocks of T for a composed PLD
@@ -271,22 +216,51 @@ def view_pmfs(view: View, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
     return pairs
 
 
-def _view_models(view: View, n: int) -> list[PairModel]:
-    return [PairModel.from_pmfs(p, q) for p, q in view_pmfs(view, n)]
+@functools.lru_cache(maxsize=64)
+def _view_plds_exact(view: View, n: int) -> tuple[PLD, ...]:
+    """Both directions of each pair of :func:`view_pmfs`, as exact PLDs."""
+    return tuple(pl for p, q in view_pmfs(view, n) for pl in (pld_from_pmfs(p, q), pld_from_pmfs(q, p)))
+
+
+PMF_RTOL = 1e-12   # relative error allowed for a computed PMF atom and its loss (binom.pmf, log)
+
+
+def certified_lower(pld: PLD, eps: float) -> float:
+    """A certified lower end of delta_{P/Q}(eps) for a PLD built from computed PMFs: the hockey
+    stick minus 1e-12 of the P-mass with loss > eps - 1e-9 (each atom's P(1 - e^(eps-L)) is off by
+    at most P (1e-14 + |error of L|), and |error of L| <= 1e-16 (|log P| + |log Q|) < 1e-12)."""
+    j = int(np.searchsorted(pld.losses, eps - 1e-9, side="right"))
+    return max(0.0, hockey_stick(pld, eps) - PMF_RTOL * math.fsum(pld.probs[j:]) - pld.losses.size * 1e-300)
 
 
 def view_delta(view: View, n: int, eps: float) -> float:
     """A certified lower bound on the true delta(eps), one round, from one view."""
     if view.symmetric and 2 * view.r0 < 1:
         return delta_bracket_single(n, 0.0, eps, _view_pair(view)).lower
-    return max(evaluate.delta_brackets(pm, [eps])[0].lower for pm in _view_models(view, n))
+    return max(certified_lower(pl, eps) for pl in _view_plds_exact(view, n))
 
 
 def view_epsilon(view: View, n: int, delta: float) -> float:
-    """A certified lower bound on the true eps(delta), one round, from one view."""
+    """A certified lower bound on the true eps(delta), one round, from one view: an eps whose
+    certified lower delta is still > delta (bisection), 0 if there is none."""
     if view.symmetric and 2 * view.r0 < 1:
         return epsilon_bracket_single(n, 0.0, delta, _view_pair(view)).lower
-    return max(evaluate.epsilon_brackets(pm, [delta])[0].lower for pm in _view_models(view, n))
+    plds = _view_plds_exact(view, n)
+
+    def f(e):
+        return max(certified_lower(pl, e) for pl in plds)
+    if f(0.0) <= delta:
+        return 0.0
+    top = max(float(pl.losses[-1]) if pl.losses.size else 0.0 for pl in plds) + 1.0
+    if f(top) > delta:                     # mass at +inf above delta: no finite eps
+        return math.inf
+    lo, hi = 0.0, top                      # f(lo) > delta >= f(hi)
+    for _ in range(60):
+        if hi - lo <= 1e-12 * max(hi, 1e-9):
+            break
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if f(mid) > delta else (lo, mid)
+    return lo
 
 
 def view_plds(view: View, n: int, compositions: int, accuracy: float) -> list[tuple[PLD, PLD]]:
@@ -294,7 +268,8 @@ def view_plds(view: View, n: int, compositions: int, accuracy: float) -> list[tu
     if view.symmetric and 2 * view.r0 < 1:
         low = clone_plds(n, 0.0, _view_pair(view), compositions, accuracy)[1]
         return [(low, low)]
-    return [(pld_from_pmfs(p, q), pld_from_pmfs(q, p)) for p, q in view_pmfs(view, n)]
+    plds = _view_plds_exact(view, n)
+    return [(plds[i], plds[i + 1]) for i in range(0, len(plds), 2)]
 
 
 # ---- the model ----
