@@ -38,13 +38,13 @@ class Table:
 
     def _repr_markdown_(self) -> str:
         def cell(s: str) -> str:
-            return s.replace("|", r"\|").replace("\n", " ")
+            return re.sub(r"(?<!\\)\|", r"\\|", s).replace("\n", " ")
 
         rule = {"l": ":--", "r": "--:", "c": ":-:"}
         lines = ["| " + " | ".join(cell(h) for h in self.header) + " |",
                  "|" + "|".join(rule[a] for a in self.align) + "|"]
         lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in self.rows]
-        out = [f"````{{table}} {self.caption}", f":name: {self.label}", "", *lines, "````"]
+        out = [f"~~~~{{table}} {self.caption}", f":name: {self.label}", "", *lines, "~~~~"]   # tildes: the caption may hold `code`
         if self.filters:      # the selects above the table they filter
             out = ["```{raw} html", self._filter_html(), "```", ""] + out
         return "\n".join(out) + "\n"
@@ -69,7 +69,7 @@ class Table:
                 f"{script}}});</script>")
 
     def __repr__(self) -> str:
-        rows = [self.header, *self.rows]
+        rows = [self.header, *(tuple(_unescape(c) for c in r) for r in self.rows)]
         width = [max(len(r[i]) for r in rows) for i in range(len(self.header))]
 
         def line(r: Sequence[str]) -> str:
@@ -79,10 +79,21 @@ class Table:
                           "  ".join("-" * w for w in width), *(line(r) for r in self.rows)])
 
 
+def _unescape(s: str) -> str:
+    """A cell as plain text: the backslashes :func:`escape` added dropped."""
+    return re.sub(r"\\([\\`*_{}\[\]<>|$])", r"\1", s)
+
+
 def _plain(s: str) -> str:
     """The text a browser shows for a cell: MyST roles reduced to their text, markup dropped."""
     s = re.sub(r"\{[a-z:]+\}`([^`<]*?)\s*(?:<[^`>]*>)?`", r"\1", s)
     return re.sub(r"[`*]", "", s).strip()
+
+
+def escape(text: str) -> str:
+    """``text`` with Markdown's punctuation escaped, for a cell that is plain text, not markup
+    (a claim such as ``delta_{P/Q}(inf) = (1/2)^(n-1)`` must not turn into emphasis or math)."""
+    return re.sub(r"([\\`*_{}\[\]<>|$])", r"\\\1", text)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]], caption: str, label: str,

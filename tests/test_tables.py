@@ -9,9 +9,9 @@ from shuffle_lib.tables import table
 def test_markdown_is_a_named_myst_table_with_escaped_cells():
     md = table(["n", "note"], [[10, "a|b"], [200, "c"]], "Deltas at $n$", "tbl-demo")._repr_markdown_()
     lines = md.splitlines()
-    assert lines[:2] == ["````{table} Deltas at $n$", ":name: tbl-demo"]
+    assert lines[:2] == ["~~~~{table} Deltas at $n$", ":name: tbl-demo"]
     assert lines[3:7] == ["| n | note |", "|--:|:--|", r"| 10 | a\|b |", "| 200 | c |"]
-    assert lines[-1] == "````"
+    assert lines[-1] == "~~~~"
 
 
 def test_plain_text_is_aligned():
