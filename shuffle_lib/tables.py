@@ -76,7 +76,7 @@ class Table:
             return "  ".join(c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(r, width, self.align)).rstrip()
 
         return "\n".join([f"Table ({self.label}): {self.caption}", line(self.header),
-                          "  ".join("-" * w for w in width), *(line(r) for r in self.rows)])
+                          "  ".join("-" * w for w in width), *(line(r) for r in rows[1:])])
 
 
 def _unescape(s: str) -> str:

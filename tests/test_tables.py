@@ -19,6 +19,12 @@ def test_plain_text_is_aligned():
     assert text.splitlines() == ["Table (tbl-demo): c", "  n  note", "---  ----", " 10  a", "200  long"]
 
 
+def test_plain_text_drops_the_escapes():
+    from shuffle_lib.tables import escape
+    text = repr(table(["claim"], [[escape("[11] a_b | $x$")]], "c", "tbl-demo"))
+    assert text.splitlines()[-1] == "[11] a_b | $x$"
+
+
 def test_filters_list_each_value_once_and_precede_the_table():
     md = table(["seed", "by"], [["000", "{ref}`Sec <sec-a>`"], ["000", "x"], ["001", "y"]], "c", "tbl-f",
                filters=["seed"])._repr_markdown_()
