@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 
 _LABEL = re.compile(r"^[a-z][a-z0-9-]*$")
-_NUMBER = re.compile(r"^[-+−]?(?:[0-9][0-9_,]*\.?[0-9]*|\.[0-9]+)(?:e[-+]?[0-9]+)?%?$|^(?:inf|nan|—|-)$")
+_NUMBER = re.compile(r"^[-+−]?(?:[0-9][0-9_,]*\.?[0-9]*|\.[0-9]+)(?:e[-+]?[0-9]+)?%?$|^(?:inf|nan|—|-|--|n/a)$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +102,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]], caption: str,
 
     ``caption`` may hold MyST markup ($...$ math, roles); ``label`` (lower case, digits, hyphens)
     is the name ``{numref}`` cites; ``align`` has one letter per column, ``l``, ``r`` or ``c``
-    (default: ``r`` for a column whose cells all look like numbers, else ``l``); ``filters`` names
+    (default: ``r`` for a column whose cells all look like numbers, blanks, ``--`` or ``n/a``, else ``l``); ``filters`` names
     columns that get a ``<select>`` in the rendered page.  No paper: this is the book's formatting.
     """
     header = tuple(str(h) for h in header)
@@ -117,8 +117,9 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]], caption: str,
     if not caption.strip():
         raise ValueError("caption must be non-empty, got caption=''")
     if align is None:
-        align = "".join("r" if cells and all(_NUMBER.match(r[i].strip()) for r in cells) else "l"
-                        for i in range(len(header)))
+        align = "".join("r" if any(r[i].strip() for r in cells)
+                        and all(_NUMBER.match(r[i].strip()) or not r[i].strip() for r in cells) else "l"
+                        for i in range(len(header)))        # numbers (or blanks, --, n/a) right-aligned
     if len(align) != len(header) or set(align) - set("lrc"):
         raise ValueError(f"align must have {len(header)} letters from 'lrc', got align={align!r}")
     missing = [f for f in filters if f not in header]

@@ -25,6 +25,11 @@ def test_plain_text_drops_the_escapes():
     assert text.splitlines()[-1] == "[11] a_b | $x$"
 
 
+def test_numbers_with_gaps_are_right_aligned():
+    t = table(["n", "bound", "note"], [["1", "--", ""], ["10", "0.5", "x"], ["", "n/a", ""]], "c", "tbl-demo")
+    assert t.align == "rrl"
+
+
 def test_filters_list_each_value_once_and_precede_the_table():
     md = table(["seed", "by"], [["000", "{ref}`Sec <sec-a>`"], ["000", "x"], ["001", "y"]], "c", "tbl-f",
                filters=["seed"])._repr_markdown_()
