@@ -32,8 +32,12 @@ def index():
         return list(csv.DictReader(f))
 
 
+SEED_DIRS = (os.environ.get("SHUFFLE_SEEDS"), ROOT.parent / "shared" / "seeds")
+"""Where the seed texts are looked for: $SHUFFLE_SEEDS, then ../shared/seeds beside the repository."""
+
+
 def _seed_dir():
-    for d in (os.environ.get("SHUFFLE_SEEDS"), ROOT.parent / "shared" / "seeds", "/work/shared/seeds"):
+    for d in SEED_DIRS:
         if d and pathlib.Path(d).is_dir():
             return pathlib.Path(d)
     return None
@@ -121,7 +125,8 @@ def test_entries_name_indexed_results():
     assert not unknown, f"ledger entries name results that are not in tests/seed_results.csv: {unknown}"
 
 
-@pytest.mark.skipif(_seed_dir() is None, reason="seed texts not found (set SHUFFLE_SEEDS)")
+@pytest.mark.skipif(_seed_dir() is None, reason="seed texts (NNN_*.txt) not found in $SHUFFLE_SEEDS or "
+                    f"{ROOT.parent / 'shared' / 'seeds'}: set SHUFFLE_SEEDS to the folder holding them")
 @pytest.mark.parametrize("seed", sorted(SEEDS))
 def test_index_matches_the_seed_text(seed):
     lines = _seed_lines(seed)
