@@ -75,10 +75,12 @@ class DevTools:
                 return reply.get("result", {})
             self.events.append(reply)
 
-    def wait_for(self, method: str, deadline: float):
+    def wait_for(self, method: str, deadline: float, **params):
+        """The first event ``method`` whose params include ``params`` (e.g. this navigation's loaderId)."""
         while True:
             for i, ev in enumerate(self.events):
-                if ev.get("method") == method:
+                p = ev.get("params", {})
+                if ev.get("method") == method and all(p.get(k) == v for k, v in params.items()):
                     return self.events.pop(i)
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no {method} within {TIMEOUT:.0f} s")
@@ -106,6 +108,7 @@ def page():
             session = cdp.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
             for domain in ("Page", "Runtime", "Network", "Log"):
                 cdp.send(f"{domain}.enable", session)
+            cdp.send("Page.setLifecycleEventsEnabled", session, enabled=True)
             cdp.send("Emulation.setDeviceMetricsOverride", session, width=WIDTH, height=HEIGHT,
                      deviceScaleFactor=1, mobile=False)
             yield cdp, session
@@ -194,7 +197,8 @@ def _problems(cdp: DevTools, session: str, path: pathlib.Path) -> list[str]:
     nav = cdp.send("Page.navigate", session, url=url)
     if nav.get("errorText"):
         return [f"navigation failed: {nav['errorText']}"]
-    cdp.wait_for("Page.loadEventFired", deadline)
+    # this navigation's own load event (a late one of the previous page must not count)
+    cdp.wait_for("Page.lifecycleEvent", deadline, name="load", loaderId=nav["loaderId"])
     res = cdp.send("Runtime.evaluate", session, expression=CHECK, awaitPromise=True, returnByValue=True,
                    timeout=int(TIMEOUT * 1000))
     if "exceptionDetails" in res:
