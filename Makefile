@@ -16,7 +16,8 @@ JOBS ?= 2
 BOOK_CONFIG := _build/book-config.yml
 # the cache keys on code cells, not on the library: emptied so that every run executes afresh
 EXECUTE := rm -rf _build/.jupyter_cache && $(PY) tests/execute_chapters.py --jobs $(JOBS) --book-config $(BOOK_CONFIG)
-BUILD := $(VENV)/bin/jupyter-book build . --config $(BOOK_CONFIG) --keep-going
+# --all: Sphinx does not see that the cache under a page changed, and would keep the old page
+BUILD := $(VENV)/bin/jupyter-book build . --all --config $(BOOK_CONFIG) --keep-going
 
 .PHONY: book test setup clean chromium
 
