@@ -1,6 +1,9 @@
 # Two commands, each doing its own set-up on a fresh machine with Python 3.11:
 #   make book   build the whole book (executing every chapter) into _build/html
-#   make test   every test: unit, property, nbval over the chapters, book build with -W
+#   make test   every test: unit, property, the chapters' outputs, book build with -W, browser check
+# Each chapter is executed once per command (issue 14 item 5): tests/execute_chapters.py runs them
+# on two processes into the book's jupyter-cache; the build renders that cache, and the tests
+# compare the same outputs with tests/notebooks/ (nbval's rules).
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -9,8 +12,14 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 MATHJAX := _vendor/mathjax/tex-chtml.js
 MATHJAX_VERSION := 3.2.2
+JOBS ?= 2
+BOOK_CONFIG := _build/book-config.yml
+# the cache keys on code cells, not on the library: emptied so that every run executes afresh
+EXECUTE := rm -rf _build/.jupyter_cache && $(PY) tests/execute_chapters.py --jobs $(JOBS) --book-config $(BOOK_CONFIG)
+# --all: Sphinx does not see that the cache under a page changed, and would keep the old page
+BUILD := $(VENV)/bin/jupyter-book build . --all --config $(BOOK_CONFIG) --keep-going
 
-.PHONY: book test setup clean
+.PHONY: book test setup clean chromium
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -27,19 +36,36 @@ $(MATHJAX):
 	cd .mathjax-tmp && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null && tar xzf mathjax-$(MATHJAX_VERSION).tgz
 	mv .mathjax-tmp/package/es5 _vendor/mathjax && rm -rf .mathjax-tmp
 
+# Debian's chromium for tests/test_book_browser.py; where it cannot be installed the test skips
+# and says so.
+chromium:
+	@command -v chromium >/dev/null || { echo "installing chromium (Debian) for the browser check ..."; \
+	  { DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1; }; } \
+	  || echo "chromium could not be installed: the browser check will be skipped"; }
+
 book: setup
-	$(VENV)/bin/jupyter-book build . --keep-going
+	$(EXECUTE)
+	$(BUILD)
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
-# The book build (one core, executing every chapter) runs beside pytest (two xdist workers, one
-# notebook per worker at a time); its log is printed when it fails.
-test: setup
+# 1. execute every chapter once (two processes);
+# 2. beside each other: pytest on two workers (unit and property tests; the chapters' outputs read
+#    from the cache) and the book build with -W from the same cache, followed by the browser check;
+#    a build that executes anything (a cache miss) fails.  The build's log is printed when it fails.
+test: setup chromium
 	mkdir -p _build
-	$(VENV)/bin/jupyter-book build . --all -W -n --keep-going > _build/book-build.log 2>&1 & book=$$!; \
-	$(PY) -m pytest -q -n 2 --dist loadfile && tests=0 || tests=$$?; \
-	if wait $$book; then echo "book build: ok (log in _build/book-build.log)"; \
-	else tail -n 80 _build/book-build.log; echo "book build: FAILED"; exit 1; fi; \
-	exit $$tests
+	$(EXECUTE) && executed=0 || executed=$$?; \
+	{ if test $$executed -ne 0; then echo "book build: skipped (a chapter failed to execute)"; false; \
+	  elif ! $(BUILD) -W -n > _build/book-build.log 2>&1; then tail -n 80 _build/book-build.log; echo "book build: FAILED"; false; \
+	  elif grep -n "Executing notebook" _build/book-build.log; then echo "book build: FAILED, it executed a chapter (a cache miss)"; false; \
+	  else echo "book build: ok (log in _build/book-build.log)"; \
+	    SHUFFLE_BOOK_HTML=_build/html $(PY) -m pytest -q -p no:xdist tests/test_book_browser.py; fi; \
+	} > _build/book-check.log 2>&1 & book=$$!; \
+	SHUFFLE_EXECUTED=1 $(PY) -m pytest -q -n 2 --dist loadfile --ignore=tests/test_book_browser.py && tests=0 || tests=$$?; \
+	wait $$book && book=0 || book=$$?; \
+	cat _build/book-check.log; \
+	test $$executed -eq 0 -a $$book -eq 0 -a $$tests -eq 0
 	@echo "All tests passed; the book is at $(CURDIR)/_build/html/index.html"
 
 clean:

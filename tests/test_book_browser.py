@@ -1,0 +1,249 @@
+"""The built book as a reader's browser shows it (issue 16 item 8).
+
+Headless Chromium (Debian's ``chromium``; ``make test`` installs it when missing) loads every page
+of ``_build/html`` over the Chrome DevTools Protocol and each page fails on
+
+* a MathJax error (an ``merror``, or an undefined macro that MathJax shows in red), or math that
+  MathJax did not typeset (a ``.math`` element without its rendering: MathJax missing or broken);
+* a raw ``$…$`` (or a ``$`` before a TeX command) in text outside math and code;
+* an image that does not load, a page resource (script, style sheet, font) that fails to load,
+  or a JavaScript exception;
+* a page wider than the viewport (1280 px): it names the elements that stick out;
+* a cell's stream output split over several boxes (the build merges streams: ``nb_merge_streams``).
+
+``make test`` runs this after the book build, with ``SHUFFLE_BOOK_HTML=_build/html``; without that
+variable (a plain ``pytest``) it skips rather than check an older build.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+# only a build named explicitly: a plain pytest would otherwise check whatever older book _build holds
+HTML = pathlib.Path(os.environ["SHUFFLE_BOOK_HTML"]).resolve() if os.environ.get("SHUFFLE_BOOK_HTML") else None
+WIDTH, HEIGHT = 1280, 900
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--remote-debugging-port=0", f"--window-size={WIDTH},{HEIGHT}"]
+TIMEOUT = 60.0
+# Sphinx 7.4 writes sphinx-thebe's inline config script twice (added as filename None, then again as
+# '' from its registry), so `const THEBE_JS_URL` is declared twice and every page throws this.  The
+# first declaration stands and the book does not use thebe: harmless, and not fixable from
+# _config.yml (a local extension that drops the copy needs a path relative to the config file).
+KNOWN_TOOLCHAIN_ERROR = re.compile(r"Identifier 'THEBE_JS_URL' has already been declared")
+
+
+def pages(html: pathlib.Path) -> list[pathlib.Path]:
+    """Every HTML page of the build (not Sphinx's copies of sources and static files)."""
+    skip = {"_static", "_sources", "_images", "_sphinx_design_static"}
+    return sorted(p for p in html.rglob("*.html") if not skip & set(p.relative_to(html).parts))
+
+
+def chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+class DevTools:
+    """A minimal Chrome DevTools Protocol client over one websocket (flattened sessions)."""
+
+    def __init__(self, url: str):
+        import websocket   # websocket-client
+
+        self.ws = websocket.create_connection(url, timeout=TIMEOUT, suppress_origin=True)
+        self.next_id, self.events = 0, []
+
+    def send(self, method: str, session: str | None = None, **params):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params}
+        if session:
+            msg["sessionId"] = session
+        self.ws.send(json.dumps(msg))
+        while True:
+            reply = json.loads(self.ws.recv())
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+            self.events.append(reply)
+
+    def wait_for(self, method: str, deadline: float, **params):
+        """The first event ``method`` whose params include ``params`` (e.g. this navigation's loaderId)."""
+        while True:
+            for i, ev in enumerate(self.events):
+                p = ev.get("params", {})
+                if ev.get("method") == method and all(p.get(k) == v for k, v in params.items()):
+                    return self.events.pop(i)
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no {method} within {TIMEOUT:.0f} s")
+            self.events.append(json.loads(self.ws.recv()))
+
+
+@pytest.fixture(scope="module")
+def page():
+    exe = chromium()
+    if exe is None:
+        pytest.skip("no chromium on this machine: install Debian's package (apt-get install -y chromium; "
+                    "make test tries to) to run the browser check")
+    with tempfile.TemporaryDirectory(prefix="book-browser-") as profile:
+        proc = subprocess.Popen([exe, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            port_file, deadline = pathlib.Path(profile, "DevToolsActivePort"), time.monotonic() + TIMEOUT
+            while not (port_file.exists() and len(port_file.read_text().split()) == 2):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"chromium did not start its DevTools endpoint (exit code {proc.poll()})")
+                time.sleep(0.1)
+            port, path = port_file.read_text().split()
+            cdp = DevTools(f"ws://127.0.0.1:{port}{path}")
+            target = cdp.send("Target.createTarget", url="about:blank")["targetId"]
+            session = cdp.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+            for domain in ("Page", "Runtime", "Network", "Log"):
+                cdp.send(f"{domain}.enable", session)
+            cdp.send("Page.setLifecycleEventsEnabled", session, enabled=True)
+            cdp.send("Emulation.setDeviceMetricsOverride", session, width=WIDTH, height=HEIGHT,
+                     deviceScaleFactor=1, mobile=False)
+            yield cdp, session
+            cdp.ws.close()
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+# Runs in the page after its load event; returns a list of problems (strings).
+CHECK = r"""
+(async () => {
+  const problems = [];
+  const timeout = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await Promise.race([MathJax.startup.promise, timeout(30000)]);
+  }
+  const short = (s) => s.replace(/\s+/g, ' ').trim().slice(0, 120);
+  const items = (window.MathJax && MathJax.startup && MathJax.startup.document) ? [...MathJax.startup.document.math] : [];
+  const tex = (e) => {   // the TeX source of the formula holding e (CHTML glyphs carry no text)
+    const item = items.find((i) => i.typesetRoot === e.closest('mjx-container'));
+    return item ? item.math : e.textContent;
+  };
+  // MathJax: errors, undefined macros (shown in red by the noundefined extension), untypeset math
+  for (const e of document.querySelectorAll('mjx-merror, [data-mjx-error]')) {
+    problems.push('MathJax error: ' + short((e.getAttribute('data-mjx-error') || '') + ' in ' + tex(e)));
+  }
+  for (const e of document.querySelectorAll('mjx-container [style*="color: red"]')) {
+    problems.push('MathJax undefined macro in ' + short(tex(e)));
+  }
+  const untypeset = [...document.querySelectorAll('.math')].filter((e) => !e.querySelector('mjx-container'));
+  if (untypeset.length) {
+    problems.push(untypeset.length + ' math element(s) not typeset by MathJax, e.g. ' + short(untypeset[0].textContent));
+  }
+  // raw TeX: $...$ or $\command in text outside math and code
+  const skip = 'script, style, pre, code, textarea, mjx-container, .math, .MathJax, .highlight';
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.parentElement && n.parentElement.closest(skip)) continue;
+    const m = n.textContent.match(/\$\$|\$[^\s$][^$]*\$|\$\\[A-Za-z]/);
+    if (m) problems.push('raw TeX outside math: ' + short(n.textContent.slice(Math.max(0, m.index - 40), m.index + 60)));
+  }
+  // images
+  await Promise.race([Promise.all([...document.images].map((i) => {
+    i.loading = 'eager';
+    return i.decode().catch(() => null);
+  })), timeout(20000)]);
+  for (const i of document.images) {
+    if (!(i.complete && i.naturalWidth > 0)) problems.push('image does not load: ' + i.getAttribute('src'));
+  }
+  // outputs split into several boxes (one cell's stdout in pieces: issue 16; nb_merge_streams)
+  for (const cell of document.querySelectorAll('.cell_output')) {
+    const streams = cell.querySelectorAll(':scope > .output.stream').length;
+    if (streams > 1) problems.push('one cell output split into ' + streams + ' stream boxes: ' + short(cell.textContent).slice(0, 60));
+  }
+  // width: the document must not scroll sideways; name the outermost elements that stick out
+  const root = document.documentElement, limit = root.clientWidth;
+  if (root.scrollWidth > limit + 1) {
+    const out = [];
+    for (const e of document.body.querySelectorAll('*')) {
+      const r = e.getBoundingClientRect(), p = e.parentElement.getBoundingClientRect();
+      if (r.right > limit + 1 && p.right <= limit + 1 && r.width > 0) {
+        out.push(e.tagName.toLowerCase() + (e.className && typeof e.className === 'string' ? '.' + e.className.trim().split(/\s+/).join('.') : '')
+                 + ' (' + Math.round(r.width) + ' px): ' + short(e.textContent).slice(0, 60));
+      }
+    }
+    problems.push('page is ' + root.scrollWidth + ' px wide, viewport ' + limit + ' px; sticking out: ' + out.slice(0, 5).join(' | '));
+  }
+  return [...new Set(problems)];
+})()
+"""
+
+
+def _problems(cdp: DevTools, session: str, path: pathlib.Path) -> list[str]:
+    redirect = re.search(r'http-equiv="refresh" content="\d+;\s*url=([^"]+)"', path.read_text()[:2000], re.I)
+    if redirect:   # Jupyter Book's index.html only forwards to the first chapter
+        target = (path.parent / redirect.group(1)).resolve()
+        return [] if target.exists() else [f"redirects to a missing page: {redirect.group(1)}"]
+    url = path.as_uri()
+    cdp.events.clear()
+    deadline = time.monotonic() + TIMEOUT
+    nav = cdp.send("Page.navigate", session, url=url)
+    if nav.get("errorText"):
+        return [f"navigation failed: {nav['errorText']}"]
+    # this navigation's own load event (a late one of the previous page must not count)
+    cdp.wait_for("Page.lifecycleEvent", deadline, name="load", loaderId=nav["loaderId"])
+    res = cdp.send("Runtime.evaluate", session, expression=CHECK, awaitPromise=True, returnByValue=True,
+                   timeout=int(TIMEOUT * 1000))
+    if "exceptionDetails" in res:
+        return [f"the check script failed: {res['exceptionDetails']}"]
+    problems = list(res["result"]["value"])
+    requests = {ev["params"]["requestId"]: ev["params"]["request"]["url"]
+                for ev in cdp.events if ev.get("method") == "Network.requestWillBeSent"}
+    for ev in cdp.events:
+        m, p = ev.get("method"), ev.get("params", {})
+        if m == "Network.loadingFailed" and not p.get("canceled"):
+            problems.append(f"resource failed to load ({p.get('errorText')}): {requests.get(p.get('requestId'), '?')}")
+        elif m == "Runtime.exceptionThrown":
+            d = p["exceptionDetails"]
+            text = d.get("exception", {}).get("description", d.get("text", ""))
+            if not KNOWN_TOOLCHAIN_ERROR.search(text):
+                problems.append(f"JavaScript exception: {text}"[:300])
+    return problems
+
+
+PAGES = pages(HTML) if HTML is not None and HTML.is_dir() else []
+
+
+def test_book_is_built():
+    if HTML is None:
+        pytest.skip("no book named: make test builds one and runs this check with SHUFFLE_BOOK_HTML=_build/html")
+    assert HTML.is_dir(), f"SHUFFLE_BOOK_HTML={HTML} is not a folder"
+    assert (HTML / "index.html").exists() and len(PAGES) > 1, f"{HTML} holds no built book"
+
+
+# Pages that fail today for a cause outside the build configuration, reported to their owners; strict:
+# the test fails as soon as one is fixed, so the entry is removed with the fix.
+KNOWN_FAILURES = {
+    "chapters/references.html": "references.bib: the title of seed 002 holds '$k$', which the "
+                                "bibliography prints as raw TeX",
+}
+
+
+def _param(p: pathlib.Path):
+    rel = str(p.relative_to(HTML))
+    marks = [pytest.mark.xfail(reason=KNOWN_FAILURES[rel], strict=True)] if rel in KNOWN_FAILURES else []
+    return pytest.param(p, id=rel, marks=marks)
+
+
+@pytest.mark.parametrize("path", [_param(p) for p in PAGES])
+def test_page_reads_in_a_browser(page, path):
+    cdp, session = page
+    problems = _problems(cdp, session, path)
+    assert not problems, f"{path.relative_to(HTML)}:\n  " + "\n  ".join(problems)
