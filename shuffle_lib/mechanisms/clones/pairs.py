@@ -103,12 +103,16 @@ def shared_weights(n: int, eps0: float, pr: Pair, s: int | np.ndarray
     if pr.full:
         one = np.ones(s.shape)
         return c1, q * one, (1 - q) * one, 0.0 * one
-    ps = q * c1 + (1 - q) * binom.pmf(s, n - 1, p)
+    q_c = 1.0 / (1.0 + math.exp(eps0))       # 1 - q without cancellation (1 - q lost 3e-13 at eps0 = 8)
+    ps = q * c1 + q_c * binom.pmf(s, n - 1, p)
     # P(Delta = 1 | S = s) from P(C=s)/P(C=s-1) = (n-s)/s p/(1-p) (seed 000 eq. B.6): no underflow
     with np.errstate(divide="ignore"):
-        odds = (1 - q) / q * (n - s) / np.maximum(s, 1) * p / (1 - p)
+        odds = q_c / q * (n - s) / np.maximum(s, 1) * p / (1 - p)
     w = np.where(s == 0, 0.0, 1.0 / (1.0 + odds))
-    return ps, w, 0.0 * w, 1.0 - w
+    # 1 - w as odds / (1 + odds): 1.0 - w cancelled where odds is tiny (issue 17: koskela atom masses
+    # 3e-8 off at eps0 = 8, n = 60); with s = 0, w = 0 and 1 - w = 1
+    ga = np.where(s == 0, 1.0, odds / (1.0 + odds))
+    return ps, w, 0.0 * w, ga
 
 
 def loss(s: int | np.ndarray, a: int | np.ndarray, al: float | np.ndarray, be: float | np.ndarray,
