@@ -53,13 +53,34 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    rounded up by 4u: an over-estimate, used by the upper end only.  No probability is
    ever subtracted from another.
 
-Cost: O(M log M) per convolution and about 2 log2(K) convolutions for K rounds,
-M the number of grid points.
+6. **One FFT per composition** (``method="power"``, the default; issue 14).  Each
+   round's grid is normalised to total 1 (b_c) and folded modulo N onto one window of N
+   points [A, A + N) of the composed grid; the spectra are raised to the counts and
+   multiplied, and one inverse FFT gives the circular convolution: the window's values
+   plus the mass of the linear composition outside it, aliased in.  The window is
+   placed at the tilted law's mean +- z sd (z from 6 up) until Chernoff bounds on the
+   stored grids, P[S < A] <= e^{theta A} E[e^{-theta S}] and likewise above (each block of
+   64 points bounded by its worse end), are below 1e-18 (tilted) and 1e-18 (untilted,
+   the upper end's top).  Errors (l1, tilted, relative to the total 1): the tilted mass
+   below the window twice (dropped and aliased), above it once (aliased; its untilted
+   bound goes to ``top``); the inputs' err as prod (1 + err_c)^{k_c} - 1 (Young);
+   rfft's error d_c <= ``_FFT_C`` u log2(N) sqrt(N) |b_c|_2 in l2, hence entrywise,
+   with every exact spectrum entry <= 1: the product's l2 error is at most
+   G sum_c k_c d_c, G = prod (1 + d_c)^{k_c}; the powering's rounding at most
+   4u (2K + 2 #components + 8) G per entry; irfft maps spectral l2 error E to l1 error
+   <= sqrt(2) E, and adds ``_FFT_C`` u log2(N) sqrt(N) |out|_2.  Negative values are
+   clipped (the exact ones are >= 0).  The tests check the total against exact
+   long-double convolutions.
+
+Cost: one FFT pair of the window's length, plus O(M) per round to discretise, instead of
+about 2 log2(K) convolutions (``method="squaring"``, kept for comparison); memory about
+``BYTES_PER_POINT`` per point, refused above ``MEMORY_LIMIT`` before allocating.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -75,6 +96,23 @@ _TAU = 1e-16              # mass trimmed per tail per step
 _SNAP = 16 * _U           # relative distance below which a loss counts as on the grid
 _REL_MARGIN = 1e-12       # covers the remaining double rounding (inf-mass products, sums)
 UPDOWN_MAX_K = 32         # up/down rounding for K <= this, mean-preserving above
+MEMORY_LIMIT = float(os.environ.get("SHUFFLE_LIB_MEMORY_LIMIT", 4e9))
+"""Bytes a composition may allocate (default 4 GB; the environment variable SHUFFLE_LIB_MEMORY_LIMIT
+sets it at import, or assign ``grid.MEMORY_LIMIT``): above it :func:`check_memory` refuses."""
+BYTES_PER_POINT = 64      # window, folded input, three half spectra, output and its copy (float64)
+
+
+def check_memory(points: int, what: str) -> int:
+    """Refuse (ValueError) a grid of ``points`` points whose estimated memory exceeds MEMORY_LIMIT.
+
+    Source: issue 17 item 3 (resource guards); the estimate is BYTES_PER_POINT per grid point.
+    """
+    need = BYTES_PER_POINT * float(points)
+    if need > MEMORY_LIMIT:
+        raise ValueError(f"{what} needs about {points:.3g} grid points, about {need / 1e9:.3g} GB, more than "
+                         f"the limit of {MEMORY_LIMIT / 1e9:.3g} GB (SHUFFLE_LIB_MEMORY_LIMIT); take a "
+                         f"larger accuracy or fewer compositions.")
+    return points
 
 
 @dataclass
@@ -238,8 +276,12 @@ def _self_compose(g, k, h, lam, tau_top):
 
 
 def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
-                    mode: Literal["updown", "mean"]) -> Composed:
+                    mode: Literal["updown", "mean"], method: Literal["power", "squaring"] = "power",
+                    max_points: int = 2 ** 26) -> Composed:
     """Compose [(pld, count), ...] on the grid of step h with tilt lam; returns :class:`Composed`.
+
+    ``method="power"``: one FFT of a window sized from Chernoff bounds, spectra raised to the
+    counts (point 6); ``"squaring"``: repeated squaring with a trim after every convolution.
 
     Source: seed 000 Sec. 2.2, Thm 5 / eq. 2.3; seed 001 Sec. 2.2 (module docstring).
     """
@@ -251,8 +293,14 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
     # (the first cut, of each input PLD's top atoms, keeps _TAU: callers rely on a top tail
     # of mass <= _TAU going to +inf for the upper bound and being dropped for the lower)
 
+    span = sum(float(p.losses[-1] - p.losses[0]) if p.losses.size else 0.0 for p, _ in components)
+    check_memory(int(span / h) + 2, f"one round's grid of step h={h:.3g}")
+
     def run(rounding):
-        parts = [_self_compose(discretise(p, h, rounding, lam), c, h, lam, tau_top) for p, c in components]
+        gs = [(discretise(p, h, rounding, lam), c) for p, c in components]
+        if method == "power":
+            return _power_compose(gs, h, lam, max_points)
+        parts = [_self_compose(g, c, h, lam, tau_top) for g, c in gs]
         out = parts[0]
         for g in parts[1:]:
             out = _convolve(out, g, h, lam, tau_top)
@@ -262,6 +310,109 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
         return Composed(run("up"), run("down"), h, lam, mode, K, eps_slack)
     g = run("mean")
     return Composed(g, g, h, lam, mode, K, eps_slack)
+
+
+def _blocks(w, offset, h, size=64):
+    """Per block of ``size`` grid points: (log of its weight, its lowest loss, its highest loss)."""
+    m = w.size
+    pad = (-m) % size
+    sums = np.concatenate([w, np.zeros(pad)]).reshape(-1, size).sum(axis=1)
+    lo = (offset + np.arange(0, m, size)) * h
+    hi = np.minimum(lo + (size - 1) * h, (offset + m - 1) * h)
+    with np.errstate(divide="ignore"):
+        return np.log(sums), lo, hi
+
+
+def _log_chernoff(blocks, x, upper, rho=0.0, theta_max=400.0):
+    """log of a bound on the weight of the composition beyond x (above if ``upper``, else below).
+
+    blocks: [(block arrays of one grid, count), ...]; each point's weight is multiplied by
+    e^{rho s}.  P[S >= x] <= e^{-theta x} E[e^{theta S}] (theta >= 0), each block's e^{r s}
+    bounded by its larger end value; any theta gives a valid bound, the search only tightens it.
+    """
+    sgn = 1.0 if upper else -1.0
+
+    def f(theta):
+        r = sgn * theta + rho
+        tot = -sgn * theta * x
+        for (lw, lo, hi), c in blocks:
+            e = lw + np.maximum(r * lo, r * hi)
+            mx = float(e.max())
+            tot += c * (mx + math.log(float(np.exp(e - mx).sum())))
+        return tot
+
+    from scipy.optimize import minimize_scalar
+    res = minimize_scalar(f, bounds=(0.0, theta_max), method="bounded", options={"xatol": 1e-4})
+    return min(float(res.fun), f(0.0)) + 1e-9   # + 1e-9: the float rounding of the sums, generously
+
+
+def _power_compose(gs, h, lam, max_points):
+    """Compose [(grid, count), ...] with one FFT: point 6 of the module docstring."""
+    norm = []
+    for g, c in gs:
+        tot = float(np.sum(g.w))
+        norm.append((g.w / tot, g.offset, g.logscale + math.log(tot), g.err / tot, c))
+    # the composed tilted law's centre and spread (grid units), to place the window
+    mu = sum(c * (o + float(np.dot(b, np.arange(b.size)))) for b, o, _, _, c in norm)
+    var = sum(c * float(np.dot(b, (np.arange(b.size) - np.dot(b, np.arange(b.size))) ** 2))
+              for b, o, _, _, c in norm)
+    lo_all = sum(c * o for b, o, _, _, c in norm)
+    hi_all = sum(c * (o + b.size - 1) for b, o, _, _, c in norm)
+    sd = math.sqrt(max(var, 1.0))
+    blocks = [(_blocks(b, o, h), c) for b, o, _, _, c in norm]
+    ls_sum = sum(c * ls for _, _, ls, _, c in norm)
+    z = 6.0
+    while True:
+        a = max(lo_all, math.floor(mu - z * sd) - 8)
+        e = min(hi_all, math.ceil(mu + z * sd) + 8)
+        b_lo = 0.0 if a <= lo_all else math.exp(_log_chernoff(blocks, a * h, False))
+        b_hi = 0.0 if e >= hi_all else math.exp(_log_chernoff(blocks, (e + 1) * h, True))
+        u_hi = 0.0 if e >= hi_all else math.exp(min(ls_sum + _log_chernoff(blocks, (e + 1) * h, True, -lam), 0.0))
+        if (b_lo <= 1e-18 and b_hi <= 1e-18 and u_hi <= _TAU * 1e-2) or (a <= lo_all and e >= hi_all):
+            break
+        z *= 1.25
+    n = _fft.next_fast_len(e - a + 1, real=True)
+    check_memory(n + sum(b.size for b, *_ in norm), f"the composition on a grid of step h={h:.3g}")
+    if n > max_points:
+        raise ValueError(f"the composition needs {n} grid points at h={h:g}, more than max_points={max_points}.")
+    spec, fft_l2, log_g, log_in, k_tot = None, 0.0, 0.0, 0.0, 0
+    for b, o, _, err, c in norm:
+        fb = _fft.rfft(np.bincount((np.arange(b.size) + o) % n, weights=b, minlength=n), n)
+        d2 = _FFT_C * _U * math.log2(n) * math.sqrt(n) * float(np.linalg.norm(b))  # l2 of rfft's error
+        fft_l2 += c * d2
+        log_g += c * (1.01 * d2 + 2 * b.size * _U)      # |spectrum + error| <= 1 + this, entrywise
+        log_in += c * math.log1p(err + 2 * b.size * _U)
+        k_tot += c
+        p = _cpow(fb, c)
+        spec = p if spec is None else spec * p
+    out = _fft.irfft(spec, n)
+    # window position j holds grid index a + j, i.e. residue (a + j) mod n of the circular result
+    out = np.roll(out, -(a % n))[: e - a + 1]
+    np.maximum(out, 0.0, out=out)                  # exact values are >= 0: clipping only helps
+    g_ = math.exp(log_g)
+    fft_err = math.sqrt(2.0) * g_ * (fft_l2 + math.sqrt(n / 2 + 1) * 4 * _U * (2 * k_tot + 2 * len(norm) + 8)) \
+        + _FFT_C * _U * math.log2(n) * math.sqrt(n) * float(np.linalg.norm(out))
+    err_in = math.expm1(log_in)
+    err = fft_err + 2.0 * err_in + 2.0 * b_lo + b_hi
+    m = float(out.max())
+    if not m > 0.0:
+        raise ValueError("the composition left no mass on its window (h too coarse or lam too large).")
+    lt = sum(c * g.ltot for g, c in gs)
+    top = sum(c * g.top for g, c in gs) * math.exp(max(lt, 0.0)) * (1 + 4 * _U) + u_hi
+    g = _Grid(out / m, a, ls_sum + math.log(m), sum(c * g.lfin for g, c in gs), lt, min(top, 1.0), err / m)
+    return _trim(g, h, lam, _TAU / k_tot, fft_err / m)
+
+
+def _cpow(z, k):
+    """z**k elementwise by binary powering (relative error below 4u per multiplication level)."""
+    out, base = None, z
+    while k:
+        if k & 1:
+            out = base.copy() if out is None else out * base
+        k >>= 1
+        if k:
+            base = base * base
+    return out
 
 
 def _grid_delta(g, h, lam, x):
