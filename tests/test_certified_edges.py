@@ -118,3 +118,35 @@ def test_krr_strong_three_rounds_eps_is_finite(krr_model):
     assert math.isfinite(br.lower) and math.isfinite(br.upper) and br.lower <= br.upper
     assert _binned_delta(pld, 3, br.upper, "upper") <= target
     assert br.lower == 0.0 or _binned_delta(pld, 3, br.lower, "lower") > target
+
+
+def test_many_rounds_of_an_inf_mass_pair_answer_without_a_grid():
+    """custom pair with +inf mass at K = 1000 (issue 17: grew to 7-14 GB): delta(inf) of the
+    composition, computed exactly, already answers eps = inf and delta in [~1, 1]."""
+    p, q = [0.5, 0.3, 0.2], [0.6, 0.4, 0.0]
+    pq, qp = sl.pld_from_pmfs(p, q), sl.pld_from_pmfs(q, p)
+    assert epsilon_bracket([(pq, 1000)], [(qp, 1000)], [1e-6])[0] == (math.inf, math.inf)
+    br = delta_bracket([(pq, 1000)], [(qp, 1000)], [1.0])[0]
+    assert br.upper == 1.0 and br.lower >= 1 - 1e-11
+
+
+def test_full_support_pair_at_a_million_rounds_is_refused_above_the_memory_limit(monkeypatch):
+    """K = 1e6 of a full-support pair (issue 17: returned [0, 278647]): under a small limit the grid
+    is refused before it is allocated, with what it would need."""
+    from shuffle_lib.core import grid
+    monkeypatch.setattr(grid, "MEMORY_LIMIT", 1e8)
+    p, q = [0.5, 0.5], [0.4, 0.6]
+    with pytest.raises(ValueError, match="GB"):
+        delta_bracket([(sl.pld_from_pmfs(p, q), 10 ** 6)], [(sl.pld_from_pmfs(q, p), 10 ** 6)], [1.0])
+
+
+@pytest.mark.parametrize("accuracy", [4e-4, 1e-4])
+def test_custom_pair_meets_its_accuracy(accuracy):
+    """A 3-outcome pair at K = 10 (issue 14 item 4: half-width 1.2e-3 at accuracy 2e-4): the eps
+    bracket's half-width is within the accuracy asked, and contains the exact eps."""
+    import exact_oracle as oracle
+    p, q = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]
+    br = epsilon_bracket([(sl.pld_from_pmfs(p, q), 10)], [(sl.pld_from_pmfs(q, p), 10)], [1e-6],
+                         accuracy=accuracy)[0]
+    assert (br.upper - br.lower) / 2 <= accuracy * (1 + 1e-6)   # + the certifying search's 1e-12 steps
+    assert br.lower <= oracle.epsilon(p, q, 10, 1e-6) <= br.upper

@@ -86,8 +86,8 @@ def _eps_rdp(components, delta):
 
 def _step_for(accuracy, K):
     """Grid step whose rounding moves eps by about ``accuracy`` after K rounds."""
-    if K <= F.UPDOWN_MAX_K:
-        return 2 * accuracy / K
+    if K <= F.UPDOWN_MAX_K:   # width K h of the up/down bracket, less 0.1 % for the slack and the search
+        return 0.999 * 2 * accuracy / K
     return accuracy / math.sqrt(K * math.log(1e15) / 2)
 
 
