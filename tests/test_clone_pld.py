@@ -183,3 +183,21 @@ def test_koskela_atom_masses_against_mpmath_at_eps0_8():
                     mp.fsum(max(x[3] - mp.e ** eps * x[2], 0) for x in ex))
         br = delta_bracket_single(n, eps0, eps, "koskela")
         assert mp.mpf(br.lower) <= exact <= mp.mpf(br.upper)
+
+
+def test_heterogeneous_rounds_never_count_the_truncated_tail_in_the_lower_end():
+    """Exact route (issue 17): the upper PLD is the lower one plus the truncated mass as one atom at
+    the top loss; the lower PLD (what the grid-free lower caps read) has no such atom.  And the
+    brackets of rounds [(30, 1, 1), (40, 2, 1)] up to the largest composed loss hold the exact delta."""
+    from shuffle_lib.mechanisms.clones.compose import _bounding_plds
+    up, low, route = _bounding_plds(30, 1.0, "fmt21", 2, 2e-4)
+    assert route == "exact" and up.losses.size == low.losses.size + 1
+    _, info = clone_pld.clone_pld(30, 1.0, "fmt21", 1e-18, "lower")
+    assert math.isclose(up.probs.sum() - low.probs.sum(), info["dropped"], rel_tol=1e-6, abs_tol=1e-300)
+    P1, Q1 = clone_pld.clone_pmfs(30, 1.0)
+    P2, Q2 = clone_pld.clone_pmfs(40, 2.0)
+    P, Q = np.kron(P1, P2), np.kron(Q1, Q2)
+    for eps in (2.9, 2.999, 2.99999):
+        exact = pld.delta_exact(P, Q, [eps])[0]
+        br = clones.delta_bracket(30, 1.0, [eps], rounds=[(30, 1.0, 1), (40, 2.0, 1)])[0]
+        assert br.lower <= exact <= br.upper

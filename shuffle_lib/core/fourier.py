@@ -296,18 +296,19 @@ def _loose(br):
     return not br.upper <= 1.01 * br.lower
 
 
-def _cap_eps(br, components, delta):
-    """Tighten a loose bracket with the grid-free bounds of :mod:`shuffle_lib.core.extreme` (tiny delta)."""
+def _cap_eps(br, components, delta, low=None):
+    """Tighten a loose bracket with the grid-free bounds of :mod:`shuffle_lib.core.extreme` (tiny delta);
+    ``low``: dominated components for the lower end's top-atom bound (default: ``components``)."""
     if not _loose(br):
         return br
-    lo = max(br.lower, X.top_atom_eps(components, delta))
+    lo = max(br.lower, X.top_atom_eps(components if low is None else low, delta))
     return Bracket(lo, min(br.upper, max(X.chernoff_eps(components, delta), lo)))
 
 
-def _cap_delta(br, components, eps):
+def _cap_delta(br, components, eps, low=None):
     if not _loose(br):
         return br
-    lo = max(br.lower, X.top_atom_delta(components, eps))
+    lo = max(br.lower, X.top_atom_delta(components if low is None else low, eps))
     return Bracket(lo, min(br.upper, max(X.chernoff_delta(components, eps), lo)))
 
 
@@ -316,19 +317,24 @@ def _both(a, b):
 
 
 def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Sequence[tuple[PLD, int]], eps: ArrayLike,
-                  accuracy: float = DEFAULT_ACCURACY, rtol: float | None = None, **kw) -> list[Bracket]:
+                  accuracy: float = DEFAULT_ACCURACY, rtol: float | None = None,
+                  lower: tuple[Sequence[tuple[PLD, int]], Sequence[tuple[PLD, int]]] | None = None,
+                  **kw) -> list[Bracket]:
     """Certified brackets for the tight delta(eps) of a composition, one per eps.
 
     ``plds_pq``, ``plds_qp``: a PLD or [(pld, count), ...] per direction.  One round
     is exact (up to a 1e-12 relative margin).  ``rtol``: refine the grid until each
     bracket with upper >= 1e-10 is this tight relative to its upper end (default 1 %
-    for K <= 100 rounds, 5 % above), within ``max_points``.  Keywords go to :func:`compose`.
+    for K <= 100 rounds, 5 % above), within ``max_points``.  ``lower``: dominated components
+    (pq, qp) for the grid-free lower caps when the given ones carry a truncated tail as a finite
+    top atom (the grid trims it; the caps would count it).  Keywords go to :func:`compose`.
 
     Source: seed 000 Thm 5 (max over both directions), seed 001 Def. 3 and Thm 5.
     """
     eps = v.reals("eps", eps, lo=0.0)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     pq, qp = check_components(plds_pq), check_components(plds_qp)
+    low_pq, low_qp = (None, None) if lower is None else (check_components(lower[0]), check_components(lower[1]))
     if _single(pq) is not None and _single(qp) is not None:
         m = F._REL_MARGIN
         plds = [pq[0][0]] if pq[0][0] is qp[0][0] else [pq[0][0], qp[0][0]]   # symmetric: evaluate once
@@ -353,12 +359,14 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
         at_cap = max(a.h, b.h) > 1.01 * _step_for(accuracy, K) or \
             4 * max(a.up.w.size, b.up.w.size) > _REFINE_MAX_POINTS
         if not loose or at_cap or kw.get("h") is not None or accuracy < 1e-7:
-            return [_both(_cap_delta(x, pq, e), _cap_delta(y, qp, e)) for (x, y), e in zip(pairs, eps)]
+            return [_both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp)) for (x, y), e in zip(pairs, eps)]
         accuracy /= 4
 
 
 def epsilon_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Sequence[tuple[PLD, int]],
-                    delta: ArrayLike, **kw) -> list[Bracket]:
+                    delta: ArrayLike,
+                    lower: tuple[Sequence[tuple[PLD, int]], Sequence[tuple[PLD, int]]] | None = None,
+                    **kw) -> list[Bracket]:
     """Certified brackets for the tight eps(delta) of a composition, one per delta.
 
     Source: seed 000 Thm 5 (max over both directions), seed 001 Def. 3 and Thm 5.
@@ -367,6 +375,7 @@ def epsilon_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seq
     if "accuracy" in kw:
         v.real("accuracy", kw["accuracy"], 0.0, 1.0, lo_open=True)
     pq, qp = check_components(plds_pq), check_components(plds_qp)
+    low_pq, low_qp = (None, None) if lower is None else (check_components(lower[0]), check_components(lower[1]))
     if _single(pq) is not None and _single(qp) is not None:
         if pq[0][0] is qp[0][0]:              # a symmetric pair given as one PLD: search once
             return [_exact_eps(pq[0][0], d) for d in delta]
@@ -397,5 +406,5 @@ def epsilon_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seq
     if fine:
         a = compose(pq, lam=lams[0], **kw)
         b = a if _same(pq, qp) else compose(qp, lam=lams[1], **kw)
-    return [_both(_cap_eps(epsilon_bracket_one(a, d), pq, d), _cap_eps(epsilon_bracket_one(b, d), qp, d))
+    return [_both(_cap_eps(epsilon_bracket_one(a, d), pq, d, low_pq), _cap_eps(epsilon_bracket_one(b, d), qp, d, low_qp))
             for d in delta]

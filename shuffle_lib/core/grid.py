@@ -42,12 +42,12 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    +inf mass is T_1...T_K - F_1...F_K; the form 1 - (1-a)(1-b) loses everything below
    an ulp of 1 (a = 1e-17, K = 2 gave 0 where the exact value is 2e-17).  Each grid
    carries instead lfin = log(F/T) = log1p(-a/T) <= 0 and ltot = log T (T - 1 summed
-   exactly by ``math.fsum``, so ltot is within 2u |ltot| + u^2 of its value), and a
+   exactly by ``math.fsum``, so ltot is within 2u abs(ltot) + u^2 of its value), and a
    composition adds them: the +inf mass is e^{ltot} (-expm1(lfin)).  Error: log1p(-a/T)
    is within 3u (relative) of log(F/T); a binary tree of additions of numbers of one sign
    adds at most u per level, 2 log2(K) + #components levels; -expm1 is within u and
-   passes a relative error eta of its argument on as at most eta (|x| e^x / (1 - e^x) <= 1
-   for x < 0); e^{ltot} adds u + |ltot| u.  In all, the relative error is below
+   passes a relative error eta of its argument on as at most eta (abs(x) e^x / (1 - e^x) <= 1
+   for x < 0); e^{ltot} adds u + abs(ltot) u.  In all, the relative error is below
    (2 log2 K + #components + 6) u, under 1e-13 for K <= 1e7 and far inside
    ``_REL_MARGIN``.  The trimmed tops compose by a union bound, top_a T_b + top_b T_a,
    rounded up by 4u: an over-estimate, used by the upper end only.  No probability is
@@ -64,11 +64,11 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    the upper end's top).  Errors (l1, tilted, relative to the total 1): the tilted mass
    below the window twice (dropped and aliased), above it once (aliased; its untilted
    bound goes to ``top``); the inputs' err as prod (1 + err_c)^{k_c} - 1 (Young);
-   rfft's error d_c <= ``_FFT_C`` u log2(N) sqrt(N) |b_c|_2 in l2, hence entrywise,
+   rfft's error d_c <= ``_FFT_C`` u log2(N) sqrt(N) l2(b_c) in l2, hence entrywise,
    with every exact spectrum entry <= 1: the product's l2 error is at most
    G sum_c k_c d_c, G = prod (1 + d_c)^{k_c}; the powering's rounding at most
    4u (2K + 2 #components + 8) G per entry; irfft maps spectral l2 error E to l1 error
-   <= sqrt(2) E, and adds ``_FFT_C`` u log2(N) sqrt(N) |out|_2.  Negative values are
+   <= sqrt(2) E, and adds ``_FFT_C`` u log2(N) sqrt(N) l2(out).  Negative values are
    clipped (the exact ones are >= 0).  The tests check the total against exact
    long-double convolutions.
 

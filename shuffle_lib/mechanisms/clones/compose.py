@@ -16,10 +16,10 @@ from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core import fourier
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
-from shuffle_lib.core.pld import PLD
+from shuffle_lib.core.pld import PLD, pld_from_losses
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel
-from shuffle_lib.mechanisms.clones.pairs import PAIRS, EPS0_PARAM, N_PARAM, delta_bracket_single, epsilon_bracket_single
+from shuffle_lib.mechanisms.clones.pairs import PAIRS, EPS0_PARAM, check_params, clone_top_loss, N_PARAM, delta_bracket_single, epsilon_bracket_single
 from shuffle_lib.mechanisms.clones.pld import clone_pld, clone_pld_binned, clone_pld_grid
 from shuffle_lib.mechanisms.clones.renyi import clone_rdp
 
@@ -35,8 +35,10 @@ def _bounding_plds(n, eps0, pair, k, accuracy):
     4e8 atoms the grid built from binomial tails (O(#s x #bins)).
     """
     try:
-        pl = clone_pld(n, eps0, pair, 1e-18, "top", EXACT_MAX_ATOMS)[0]
-        return pl, pl, "exact"
+        low, info = clone_pld(n, eps0, pair, 1e-18, "lower", EXACT_MAX_ATOMS)
+        top = pld_from_losses(np.append(low.losses, clone_top_loss(*check_params(n, eps0, pair))),
+                              np.append(low.probs, info["dropped"]), low.inf_mass)
+        return top, low, "exact"
     except ValueError as err:
         if "max_atoms" not in str(err):
             raise
@@ -69,11 +71,17 @@ def _composed(rounds, pair, accuracy):
     return up, low, routes
 
 
-def _ends(fn, up, low, targets, accuracy):
-    """Brackets from the upper components, lower ends from the lower ones when they differ."""
+def _ends(fn, up, low, targets, accuracy, routes):
+    """Brackets from the upper components, lower ends from the lower ones.
+
+    Exact route: the upper PLD is the lower one plus the truncated mass (<= 1e-18) as a last atom
+    at the largest loss, which the grid's first trim sends to +inf (upper) or drops (lower); one
+    composition serves both ends, and the grid-free lower caps read the lower PLDs (issue 17: the
+    top-atom cap counted the truncated mass).  Binned routes compose both sides.
+    """
+    if all(r == "exact" for r in routes):
+        return fn(up, up, targets, accuracy=accuracy, lower=(low, low))
     hi = fn(up, up, targets, accuracy=accuracy)
-    if all(x[0] is y[0] for x, y in zip(up, low)):
-        return hi
     lo = fn(low, low, targets, accuracy=accuracy)
     return [Bracket(min(a.lower, b.upper), b.upper) for a, b in zip(lo, hi)]
 
@@ -100,8 +108,8 @@ def clone_model(n: int, eps0: float, compositions: int = 1, pair: str = "fmt21",
     info = {"route": routes[0] if len(set(routes)) == 1 else routes}
     if any(r != "exact" for r in routes):
         info["grid"] = True
-    return DirectModel(lambda eps: _ends(fourier.delta_bracket, up, low, list(eps), accuracy),
-                       lambda delta: _ends(fourier.epsilon_bracket, up, low, list(delta), accuracy),
+    return DirectModel(lambda eps: _ends(fourier.delta_bracket, up, low, list(eps), accuracy, routes),
+                       lambda delta: _ends(fourier.epsilon_bracket, up, low, list(delta), accuracy, routes),
                        info=info)
 
 
