@@ -385,6 +385,18 @@ def epsilon_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seq
     inf_mass = max(composed_inf_mass(pq), composed_inf_mass(qp))
     if all(d < inf_mass for d in delta):   # delta(eps) >= delta(inf) > every target: no finite eps
         return [Bracket(math.inf, math.inf) for _ in delta]
+    out = _eps_tilted(pq, qp, list(delta), low_pq, low_qp, kw)
+    half = kw.get("accuracy", DEFAULT_ACCURACY) if kw.get("h") is None else math.inf
+    if len(delta) > 1:   # targets far from the largest one: their own tilt where the shared one was loose
+        for i, (d, br) in enumerate(zip(delta, out)):
+            if math.isfinite(br.upper) and br.upper - br.lower > 2.2 * half:
+                alt = _eps_tilted(pq, qp, [float(d)], low_pq, low_qp, kw)[0]
+                out[i] = Bracket(max(br.lower, alt.lower), min(br.upper, alt.upper))
+    return out
+
+
+def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
+    """:func:`epsilon_bracket`'s grid route with one tilt, steered for the largest delta."""
     d0 = float(max(delta))
     # the tilt that suits eps(d0): first from the RDP guess, then from the bracket it gives
     lams = (_lam_for_eps(pq, 0.8 * _eps_rdp(pq, d0)), _lam_for_eps(qp, 0.8 * _eps_rdp(qp, d0)))
