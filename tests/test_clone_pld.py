@@ -146,3 +146,58 @@ def test_validation():
     with pytest.raises(ValueError, match="h must"):
         clone_pld.clone_pld_grid(10, 1.0, 0.0, "upper")
     assert math.isfinite(clone_pld.clone_pld_grid(10 ** 7, 10.0, 1e-3, "upper")[0].losses.max())
+
+
+def _koskela_exact(n, eps0):
+    """60-digit (P, Q) of every atom (s, a) of the koskela pair (seed 000 eq. 5.1, Lemma B.3)."""
+    import mpmath as mp
+    mp.mp.dps = 60
+    p, q = mp.e ** (-mp.mpf(eps0)), 1 / (1 + mp.e ** (-mp.mpf(eps0)))
+    c = [mp.binomial(n - 1, k) * p ** k * (1 - p) ** (n - 1 - k) for k in range(n)] + [mp.mpf(0)]
+    out = []
+    for s in range(n + 1):
+        ps = q * (c[s - 1] if s else 0) + (1 - q) * c[s]
+        w = q * c[s - 1] / ps if s else mp.mpf(0)
+        for a in range(s + 1):
+            b = mp.binomial(s, a) / mp.mpf(2) ** s
+            out.append((s, a, ps * b * (2 * w * a + (1 - w) * s) / s if s else ps,
+                        ps * b * (2 * w * (s - a) + (1 - w) * s) / s if s else ps))
+    return out
+
+
+def test_koskela_atom_masses_against_mpmath_at_eps0_8():
+    """Issue 17: 1 - w cancelled where the odds are tiny (3e-8 relative at n = 60, eps0 = 8); now every
+    atom is within 1e-13 of a 60-digit computation, and the one-round bracket holds the exact delta."""
+    import mpmath as mp
+    from shuffle_lib.mechanisms.clones.pairs import PAIRS, delta_bracket_single
+    from shuffle_lib.mechanisms.clones.pld import atoms_at
+    n, eps0 = 60, 8.0
+    ex = _koskela_exact(n, eps0)
+    s, a = np.array([e[0] for e in ex]), np.array([e[1] for e in ex])
+    P, Q = atoms_at(n, eps0, PAIRS["koskela"], s, a)
+    rel = max(abs(mp.mpf(float(g)) / e - 1) for col, k in ((P, 2), (Q, 3)) for g, e in
+              zip(col, (x[k] for x in ex)) if e > mp.mpf(1e-290))
+    assert rel < 1e-13
+    for eps in (2.0, 6.0, 10.0):
+        exact = max(mp.fsum(max(x[2] - mp.e ** eps * x[3], 0) for x in ex),
+                    mp.fsum(max(x[3] - mp.e ** eps * x[2], 0) for x in ex))
+        br = delta_bracket_single(n, eps0, eps, "koskela")
+        assert mp.mpf(br.lower) <= exact <= mp.mpf(br.upper)
+
+
+def test_heterogeneous_rounds_never_count_the_truncated_tail_in_the_lower_end():
+    """Exact route (issue 17): the upper PLD is the lower one plus the truncated mass as one atom at
+    the top loss; the lower PLD (what the grid-free lower caps read) has no such atom.  And the
+    brackets of rounds [(30, 1, 1), (40, 2, 1)] up to the largest composed loss hold the exact delta."""
+    from shuffle_lib.mechanisms.clones.compose import _bounding_plds
+    up, low, route = _bounding_plds(30, 1.0, "fmt21", 2, 2e-4)
+    assert route == "exact" and up.losses.size == low.losses.size + 1
+    _, info = clone_pld.clone_pld(30, 1.0, "fmt21", 1e-18, "lower")
+    assert math.isclose(up.probs.sum() - low.probs.sum(), info["dropped"], rel_tol=1e-6, abs_tol=1e-300)
+    P1, Q1 = clone_pld.clone_pmfs(30, 1.0)
+    P2, Q2 = clone_pld.clone_pmfs(40, 2.0)
+    P, Q = np.kron(P1, P2), np.kron(Q1, Q2)
+    for eps in (2.9, 2.999, 2.99999):
+        exact = pld.delta_exact(P, Q, [eps])[0]
+        br = clones.delta_bracket(30, 1.0, [eps], rounds=[(30, 1.0, 1), (40, 2.0, 1)])[0]
+        assert br.lower <= exact <= br.upper

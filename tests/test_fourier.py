@@ -87,8 +87,8 @@ def test_fft_roundoff_within_the_stated_bound(na, nb, seed, logspread):
     a = np.exp(logspread * rng.random(na))
     b = np.exp(logspread * rng.random(nb))
     a, b = a / a.max(), b / b.max()
-    ga = grid._Grid(a, 0, 0.0, 0.0, 0.0, 0.0)
-    gb = grid._Grid(b, 0, 0.0, 0.0, 0.0, 0.0)
+    ga = grid._Grid(a, 0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    gb = grid._Grid(b, 0, 0.0, 0.0, 0.0, 0.0, 0.0)
     out = grid._convolve(ga, gb, 1.0, 0.0, 0.0)
     exact = np.convolve(a.astype(np.longdouble), b.astype(np.longdouble))
     scale = float(exact.max())
@@ -235,3 +235,47 @@ def test_one_round_brackets_hold_at_ties_of_the_loss():
     assert br.lower <= exact <= br.upper, (br, exact)
     e = sl.epsilon_bracket([(a, 1)], [(b, 1)], [exact])[0]
     assert e.lower <= eps <= e.upper, (e, eps)
+
+
+@settings(max_examples=40, **FAST)
+@given(st.integers(2, 400), st.integers(2, 60), st.integers(0, 2 ** 32 - 1), st.floats(-30, 0), st.integers(-50, 50))
+def test_power_composition_within_its_stated_error(m, K, seed, logspread, offset):
+    """One-FFT composition (grid.py point 6): the stored window differs from the exact K-fold
+    convolution by at most err (tilted l1) plus the top it reports, mass outside the window included."""
+    rng = np.random.default_rng(seed)
+    a = np.exp(logspread * rng.random(m))
+    a /= a.max()
+    g = grid._Grid(a, offset, 0.0, 0.0, 0.0, 0.0, 0.0)
+    out = grid._power_compose([(g, K)], 1.0, 0.0, 2 ** 26)
+    exact = np.array([1.0], dtype=np.longdouble)
+    for _ in range(K):
+        exact = np.convolve(exact, a.astype(np.longdouble))
+    pos = np.arange(exact.size) + K * offset                   # grid index of each exact value
+    j = pos - out.offset
+    inside = (j >= 0) & (j < out.w.size)
+    got = out.w[j[inside]].astype(np.longdouble) * np.exp(np.longdouble(out.logscale))
+    miss = float(np.abs(got - exact[inside]).sum() + exact[~inside].sum())
+    assert miss <= out.err * math.exp(out.logscale) + out.top * 1.000001
+
+
+def test_power_and_squaring_agree_and_both_certify():
+    """The two composition methods give brackets that overlap and each contains the exact value."""
+    p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
+    K, eps = 12, 1.5
+    exact = oracle.delta(p, q, K, eps)
+    a, b = sl.pld_from_pmfs(p, q), sl.pld_from_pmfs(q, p)
+    for method in ("power", "squaring"):
+        up = grid.compose_on_grid([(a, K)], 1e-3, 1.0, "updown", method)
+        dn = grid.compose_on_grid([(b, K)], 1e-3, 1.0, "updown", method)
+        lo = max(grid.delta_lower(up, eps), grid.delta_lower(dn, eps))
+        hi = max(grid.delta_upper(up, eps), grid.delta_upper(dn, eps))
+        assert lo <= exact <= hi and hi - lo < 0.05 * exact
+
+
+def test_memory_guard_refuses_before_allocating(monkeypatch):
+    """A composition whose grid would exceed MEMORY_LIMIT is refused with the size it needs (issue 17)."""
+    monkeypatch.setattr(grid, "MEMORY_LIMIT", 1e6)
+    p, q = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]
+    with pytest.raises(ValueError, match=r"GB.*SHUFFLE_LIB_MEMORY_LIMIT"):
+        sl.epsilon_bracket([(sl.pld_from_pmfs(p, q), 10)], [(sl.pld_from_pmfs(q, p), 10)], [1e-6], accuracy=1e-6)
+    assert grid.check_memory(1000, "x") == 1000

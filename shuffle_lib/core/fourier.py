@@ -12,6 +12,7 @@ One round is computed exactly from the PLD; more rounds go through the grid of
 * tilt lam: the Chernoff-optimal value min_lam [Lambda(lam) - lam eps] for the
   smallest eps asked (or the RDP-optimal one for the largest delta asked), where
   Lambda(lam) = sum_rounds log E_P[e^{lam L}];
+* ``epsilon_bracket`` steers the tilt on grids 16x coarser, then composes once at the accuracy asked;
 * ``delta_bracket`` refines the grid (accuracy / 4 at a time) until every
   bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
   5 % above), as far as ``max_points`` allows;
@@ -35,7 +36,8 @@ from shuffle_lib.core.types import ArrayLike, Bracket
 
 DEFAULT_ACCURACY = 2e-4
 """The default target half-width of an eps bracket (``--accuracy`` of the command line)."""
-DEFAULT_MAX_POINTS = 2 ** 22
+DEFAULT_MAX_POINTS = 2 ** 24
+_REFINE_MAX_POINTS = 2 ** 22   # delta_bracket's automatic refinement stops at this grid size
 _LAM_MAX = 50.0
 
 
@@ -57,6 +59,18 @@ def check_components(components: PLD | Sequence[tuple[PLD, int]]) -> list[tuple[
     return out
 
 
+def composed_inf_mass(components: PLD | Sequence[tuple[PLD, int]]) -> float:
+    """The composition's exact mass at +inf, delta(inf), without cancellation (grid.py point 5).
+
+    Source: seed 000 Thm 5 (delta(inf) is the +inf mass); issue 17 (the complement form).
+    """
+    lfin = ltot = 0.0
+    for p, c in check_components(components):
+        a, b = F._log_masses(p)
+        lfin, ltot = lfin + c * a, ltot + c * b
+    return F._inf_mass(lfin, ltot)
+
+
 def _lam_for_eps(components, eps):
     f = lambda lam: X.log_mgf(components, lam) - lam * eps  # noqa: E731  (convex in lam)
     res = minimize_scalar(f, bounds=(0.0, _LAM_MAX), method="bounded", options={"xatol": 1e-3})
@@ -72,8 +86,8 @@ def _eps_rdp(components, delta):
 
 def _step_for(accuracy, K):
     """Grid step whose rounding moves eps by about ``accuracy`` after K rounds."""
-    if K <= F.UPDOWN_MAX_K:
-        return 2 * accuracy / K
+    if K <= F.UPDOWN_MAX_K:   # width K h of the up/down bracket, less 0.1 % for the slack and the search
+        return 0.999 * 2 * accuracy / K
     return accuracy / math.sqrt(K * math.log(1e15) / 2)
 
 
@@ -282,18 +296,19 @@ def _loose(br):
     return not br.upper <= 1.01 * br.lower
 
 
-def _cap_eps(br, components, delta):
-    """Tighten a loose bracket with the grid-free bounds of :mod:`shuffle_lib.core.extreme` (tiny delta)."""
+def _cap_eps(br, components, delta, low=None):
+    """Tighten a loose bracket with the grid-free bounds of :mod:`shuffle_lib.core.extreme` (tiny delta);
+    ``low``: dominated components for the lower end's top-atom bound (default: ``components``)."""
     if not _loose(br):
         return br
-    lo = max(br.lower, X.top_atom_eps(components, delta))
+    lo = max(br.lower, X.top_atom_eps(components if low is None else low, delta))
     return Bracket(lo, min(br.upper, max(X.chernoff_eps(components, delta), lo)))
 
 
-def _cap_delta(br, components, eps):
+def _cap_delta(br, components, eps, low=None):
     if not _loose(br):
         return br
-    lo = max(br.lower, X.top_atom_delta(components, eps))
+    lo = max(br.lower, X.top_atom_delta(components if low is None else low, eps))
     return Bracket(lo, min(br.upper, max(X.chernoff_delta(components, eps), lo)))
 
 
@@ -302,19 +317,24 @@ def _both(a, b):
 
 
 def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Sequence[tuple[PLD, int]], eps: ArrayLike,
-                  accuracy: float = DEFAULT_ACCURACY, rtol: float | None = None, **kw) -> list[Bracket]:
+                  accuracy: float = DEFAULT_ACCURACY, rtol: float | None = None,
+                  lower: tuple[Sequence[tuple[PLD, int]], Sequence[tuple[PLD, int]]] | None = None,
+                  **kw) -> list[Bracket]:
     """Certified brackets for the tight delta(eps) of a composition, one per eps.
 
     ``plds_pq``, ``plds_qp``: a PLD or [(pld, count), ...] per direction.  One round
     is exact (up to a 1e-12 relative margin).  ``rtol``: refine the grid until each
     bracket with upper >= 1e-10 is this tight relative to its upper end (default 1 %
-    for K <= 100 rounds, 5 % above), within ``max_points``.  Keywords go to :func:`compose`.
+    for K <= 100 rounds, 5 % above), within ``max_points``.  ``lower``: dominated components
+    (pq, qp) for the grid-free lower caps when the given ones carry a truncated tail as a finite
+    top atom (the grid trims it; the caps would count it).  Keywords go to :func:`compose`.
 
     Source: seed 000 Thm 5 (max over both directions), seed 001 Def. 3 and Thm 5.
     """
     eps = v.reals("eps", eps, lo=0.0)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     pq, qp = check_components(plds_pq), check_components(plds_qp)
+    low_pq, low_qp = (None, None) if lower is None else (check_components(lower[0]), check_components(lower[1]))
     if _single(pq) is not None and _single(qp) is not None:
         m = F._REL_MARGIN
         plds = [pq[0][0]] if pq[0][0] is qp[0][0] else [pq[0][0], qp[0][0]]   # symmetric: evaluate once
@@ -323,6 +343,9 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
                         min(1.0, max(hockey_stick(p, e - eta) for p in plds) * (1 + m))) for e in eps]
     if _all_infinite(pq) or _all_infinite(qp):
         return [Bracket(1.0, 1.0) for _ in eps]
+    inf_mass = max(composed_inf_mass(pq), composed_inf_mass(qp))
+    if inf_mass >= 1.0 - 1e-12:           # delta(inf) <= delta(eps) <= 1 already pins every eps
+        return [Bracket(inf_mass * (1 - F._REL_MARGIN), 1.0) for _ in eps]
     K = sum(c for _, c in pq)
     rtol = (0.01 if K <= 100 else 0.05) if rtol is None else v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
     e0 = float(min(eps))
@@ -333,14 +356,17 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
         pairs = [(delta_bracket_one(a, e), delta_bracket_one(b, e)) for e in eps]
         out = [_both(x, y) for x, y in pairs]
         loose = any(r.upper >= 1e-10 and r.upper - r.lower > rtol * r.upper for r in out)
-        at_cap = max(a.h, b.h) > 1.01 * _step_for(accuracy, K)
+        at_cap = max(a.h, b.h) > 1.01 * _step_for(accuracy, K) or \
+            4 * max(a.up.w.size, b.up.w.size) > _REFINE_MAX_POINTS
         if not loose or at_cap or kw.get("h") is not None or accuracy < 1e-7:
-            return [_both(_cap_delta(x, pq, e), _cap_delta(y, qp, e)) for (x, y), e in zip(pairs, eps)]
+            return [_both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp)) for (x, y), e in zip(pairs, eps)]
         accuracy /= 4
 
 
 def epsilon_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Sequence[tuple[PLD, int]],
-                    delta: ArrayLike, **kw) -> list[Bracket]:
+                    delta: ArrayLike,
+                    lower: tuple[Sequence[tuple[PLD, int]], Sequence[tuple[PLD, int]]] | None = None,
+                    **kw) -> list[Bracket]:
     """Certified brackets for the tight eps(delta) of a composition, one per delta.
 
     Source: seed 000 Thm 5 (max over both directions), seed 001 Def. 3 and Thm 5.
@@ -349,24 +375,48 @@ def epsilon_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seq
     if "accuracy" in kw:
         v.real("accuracy", kw["accuracy"], 0.0, 1.0, lo_open=True)
     pq, qp = check_components(plds_pq), check_components(plds_qp)
+    low_pq, low_qp = (None, None) if lower is None else (check_components(lower[0]), check_components(lower[1]))
     if _single(pq) is not None and _single(qp) is not None:
         if pq[0][0] is qp[0][0]:              # a symmetric pair given as one PLD: search once
             return [_exact_eps(pq[0][0], d) for d in delta]
         return [_both(_exact_eps(pq[0][0], d), _exact_eps(qp[0][0], d)) for d in delta]
     if _all_infinite(pq) or _all_infinite(qp):
         return [Bracket(math.inf, math.inf) for _ in delta]
+    inf_mass = max(composed_inf_mass(pq), composed_inf_mass(qp))
+    if all(d < inf_mass for d in delta):   # delta(eps) >= delta(inf) > every target: no finite eps
+        return [Bracket(math.inf, math.inf) for _ in delta]
+    out = _eps_tilted(pq, qp, list(delta), low_pq, low_qp, kw)
+    half = kw.get("accuracy", DEFAULT_ACCURACY) if kw.get("h") is None else math.inf
+    if len(delta) > 1:   # targets far from the largest one: their own tilt where the shared one was loose
+        for i, (d, br) in enumerate(zip(delta, out)):
+            if math.isfinite(br.upper) and br.upper - br.lower > 2.2 * half:
+                alt = _eps_tilted(pq, qp, [float(d)], low_pq, low_qp, kw)[0]
+                out[i] = Bracket(max(br.lower, alt.lower), min(br.upper, alt.upper))
+    return out
+
+
+def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
+    """:func:`epsilon_bracket`'s grid route with one tilt, steered for the largest delta."""
     d0 = float(max(delta))
     # the tilt that suits eps(d0): first from the RDP guess, then from the bracket it gives
     lams = (_lam_for_eps(pq, 0.8 * _eps_rdp(pq, d0)), _lam_for_eps(qp, 0.8 * _eps_rdp(qp, d0)))
+    # coarse to fine: the tilt is steered on grids 16x coarser (cheap), then one fine composition
+    fine = kw.get("h") is None
+    steer = dict(kw, accuracy=min(1.0, 16 * kw.get("accuracy", DEFAULT_ACCURACY))) if fine else kw
     for attempt in range(2):
-        a = compose(pq, lam=lams[0], **kw)
-        b = a if _same(pq, qp) else compose(qp, lam=lams[1], **kw)
+        a = compose(pq, lam=lams[0], **steer)
+        b = a if _same(pq, qp) else compose(qp, lam=lams[1], **steer)
         x, y = epsilon_bracket_one(a, d0), epsilon_bracket_one(b, d0)
         guess = [r.lower if r.lower > 0 else r.upper for r in (x, y)]
         new = tuple(_lam_for_eps(c, e) if math.isfinite(e) else lam
                     for c, e, lam in zip((pq, qp), guess, lams))
-        if all(abs(n - o) <= 0.25 * max(o, 0.1) for n, o in zip(new, lams)):
+        done = all(abs(n - o) <= 0.25 * max(o, 0.1) for n, o in zip(new, lams))
+        if not done or fine:
+            lams = new
+        if done:
             break
-        lams = new
-    return [_both(_cap_eps(epsilon_bracket_one(a, d), pq, d), _cap_eps(epsilon_bracket_one(b, d), qp, d))
+    if fine:
+        a = compose(pq, lam=lams[0], **kw)
+        b = a if _same(pq, qp) else compose(qp, lam=lams[1], **kw)
+    return [_both(_cap_eps(epsilon_bracket_one(a, d), pq, d, low_pq), _cap_eps(epsilon_bracket_one(b, d), qp, d, low_qp))
             for d in delta]

@@ -37,13 +37,50 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    the tests against exact convolution) and propagates the inputs' bounds; at
    the end it costs at most err e^{logscale - lam x} in delta(x).
 
-Cost: O(M log M) per convolution and about 2 log2(K) convolutions for K rounds,
-M the number of grid points.
+5. **Masses at +inf, without cancellation** (issue 17).  A round's P-mass splits into
+   a = delta(inf) and the finite rest F (grid, trimmed tails), T = F + a.  The composed
+   +inf mass is T_1...T_K - F_1...F_K; the form 1 - (1-a)(1-b) loses everything below
+   an ulp of 1 (a = 1e-17, K = 2 gave 0 where the exact value is 2e-17).  Each grid
+   carries instead lfin = log(F/T) = log1p(-a/T) <= 0 and ltot = log T (T - 1 summed
+   exactly by ``math.fsum``, so ltot is within 2u abs(ltot) + u^2 of its value), and a
+   composition adds them: the +inf mass is e^{ltot} (-expm1(lfin)).  Error: log1p(-a/T)
+   is within 3u (relative) of log(F/T); a binary tree of additions of numbers of one sign
+   adds at most u per level, 2 log2(K) + #components levels; -expm1 is within u and
+   passes a relative error eta of its argument on as at most eta (abs(x) e^x / (1 - e^x) <= 1
+   for x < 0); e^{ltot} adds u + abs(ltot) u.  In all, the relative error is below
+   (2 log2 K + #components + 6) u, under 1e-13 for K <= 1e7 and far inside
+   ``_REL_MARGIN``.  The trimmed tops compose by a union bound, top_a T_b + top_b T_a,
+   rounded up by 4u: an over-estimate, used by the upper end only.  No probability is
+   ever subtracted from another.
+
+6. **One FFT per composition** (``method="power"``, the default; issue 14).  Each
+   round's grid is normalised to total 1 (b_c) and folded modulo N onto one window of N
+   points [A, A + N) of the composed grid; the spectra are raised to the counts and
+   multiplied, and one inverse FFT gives the circular convolution: the window's values
+   plus the mass of the linear composition outside it, aliased in.  The window is
+   placed at the tilted law's mean +- z sd (z from 6 up) until Chernoff bounds on the
+   stored grids, P[S < A] <= e^{theta A} E[e^{-theta S}] and likewise above (each block of
+   64 points bounded by its worse end), are below 1e-18 (tilted) and 1e-18 (untilted,
+   the upper end's top).  Errors (l1, tilted, relative to the total 1): the tilted mass
+   below the window twice (dropped and aliased), above it once (aliased; its untilted
+   bound goes to ``top``); the inputs' err as prod (1 + err_c)^{k_c} - 1 (Young);
+   rfft's error d_c <= ``_FFT_C`` u log2(N) sqrt(N) l2(b_c) in l2, hence entrywise,
+   with every exact spectrum entry <= 1: the product's l2 error is at most
+   G sum_c k_c d_c, G = prod (1 + d_c)^{k_c}; the powering's rounding at most
+   4u (2K + 2 #components + 8) G per entry; irfft maps spectral l2 error E to l1 error
+   <= sqrt(2) E, and adds ``_FFT_C`` u log2(N) sqrt(N) l2(out).  Negative values are
+   clipped (the exact ones are >= 0).  The tests check the total against exact
+   long-double convolutions.
+
+Cost: one FFT pair of the window's length, plus O(M) per round to discretise, instead of
+about 2 log2(K) convolutions (``method="squaring"``, kept for comparison); memory about
+``BYTES_PER_POINT`` per point, refused above ``MEMORY_LIMIT`` before allocating.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -59,6 +96,23 @@ _TAU = 1e-16              # mass trimmed per tail per step
 _SNAP = 16 * _U           # relative distance below which a loss counts as on the grid
 _REL_MARGIN = 1e-12       # covers the remaining double rounding (inf-mass products, sums)
 UPDOWN_MAX_K = 32         # up/down rounding for K <= this, mean-preserving above
+MEMORY_LIMIT = float(os.environ.get("SHUFFLE_LIB_MEMORY_LIMIT", 4e9))
+"""Bytes a composition may allocate (default 4 GB; the environment variable SHUFFLE_LIB_MEMORY_LIMIT
+sets it at import, or assign ``grid.MEMORY_LIMIT``): above it :func:`check_memory` refuses."""
+BYTES_PER_POINT = 64      # window, folded input, three half spectra, output and its copy (float64)
+
+
+def check_memory(points: int, what: str) -> int:
+    """Refuse (ValueError) a grid of ``points`` points whose estimated memory exceeds MEMORY_LIMIT.
+
+    Source: issue 17 item 3 (resource guards); the estimate is BYTES_PER_POINT per grid point.
+    """
+    need = BYTES_PER_POINT * float(points)
+    if need > MEMORY_LIMIT:
+        raise ValueError(f"{what} needs about {points:.3g} grid points, about {need / 1e9:.3g} GB, more than "
+                         f"the limit of {MEMORY_LIMIT / 1e9:.3g} GB (SHUFFLE_LIB_MEMORY_LIMIT); take a "
+                         f"larger accuracy or fewer compositions.")
+    return points
 
 
 @dataclass
@@ -66,9 +120,28 @@ class _Grid:
     w: np.ndarray     # tilted weights, max 1: mass at (offset + i) h is w_i e^{logscale - lam s_i}
     offset: int
     logscale: float
-    inf: float        # exact mass at +inf
+    lfin: float       # log(F / T) <= 0: F the finite mass (grid, trimmed tails), T the total mass
+    ltot: float       # log(T) (0 for a PMF summing to exactly 1)
     top: float        # trimmed above: +inf for the upper bound, dropped for the lower
     err: float        # tilted l1 bound: round-off plus mass dropped at the bottom
+
+    @property
+    def inf(self) -> float:
+        """Mass at +inf, T - F = T (1 - e^{lfin}), without cancellation (point 5)."""
+        return _inf_mass(self.lfin, self.ltot)
+
+
+def _inf_mass(lfin, ltot):
+    return math.exp(ltot) * -math.expm1(lfin) if lfin < 0 else 0.0
+
+
+def _log_masses(pld):
+    """(lfin, ltot) of one PLD: log1p(-inf/T) and log T, T - 1 summed exactly (fsum) when inf > 0."""
+    a = pld.inf_mass
+    if a <= 0.0:
+        return 0.0, 0.0
+    t1 = math.fsum(np.concatenate([pld.probs, [a, -1.0]]))   # T - 1, correctly rounded
+    return (math.log1p(-a / (1.0 + t1)) if a < 1.0 + t1 else -math.inf), math.log1p(t1)
 
 
 @dataclass(frozen=True)
@@ -137,7 +210,7 @@ def _trim(g, h, lam, tau_top, noise=0.0):
     top, j = g.top, w.size - n_top
     if n_top > 0:
         top += float(c_top[n_top - 1]) + g.err * math.exp(min(g.logscale - lam * (g.offset + j) * h, 0.0))
-    return _Grid(w[i:j].copy(), g.offset + i, g.logscale, g.inf, min(top, 1.0), g.err + dropped)
+    return _Grid(w[i:j].copy(), g.offset + i, g.logscale, g.lfin, g.ltot, min(top, 1.0), g.err + dropped)
 
 
 def discretise(pld: PLD, h: float, rounding: Literal["up", "down", "mean"], lam: float = 0.0,
@@ -169,7 +242,7 @@ def discretise(pld: PLD, h: float, rounding: Literal["up", "down", "mean"], lam:
     for a, b in zip(idx, wts):
         mass += np.bincount((a - lo).astype(np.int64), weights=b, minlength=mass.size)
     w, logscale = _tilt(mass, lo, h, lam)
-    return _trim(_Grid(w, lo, logscale, pld.inf_mass, top, 0.0), h, lam, tau_top)
+    return _trim(_Grid(w, lo, logscale, *_log_masses(pld), top, 0.0), h, lam, tau_top)
 
 
 def _convolve(a, b, h, lam, tau_top):
@@ -183,10 +256,11 @@ def _convolve(a, b, h, lam, tau_top):
     fft_err = _FFT_C * _U * math.log2(nfft) * math.sqrt(nfft) * np.linalg.norm(a.w) * np.linalg.norm(b.w)
     err = a.err * (b.w.sum() + b.err) + b.err * a.w.sum() + fft_err
     m = float(w.max())
-    inf = 1.0 - (1.0 - a.inf) * (1.0 - b.inf)
-    inf_up = 1.0 - (1.0 - a.inf - a.top) * (1.0 - b.inf - b.top)
-    g = _Grid(w / m, a.offset + b.offset, a.logscale + b.logscale + math.log(m), inf,
-              max(inf_up - inf, 0.0), err / m)
+    # point 5: +inf mass in log-complement form (sums of same-sign logs), the trimmed tops by a
+    # union bound over the two factors (no subtraction anywhere)
+    top = (a.top * math.exp(b.ltot) + b.top * math.exp(a.ltot)) * (1 + 4 * _U)
+    g = _Grid(w / m, a.offset + b.offset, a.logscale + b.logscale + math.log(m), a.lfin + b.lfin,
+              a.ltot + b.ltot, top, err / m)
     return _trim(g, h, lam, tau_top, fft_err / m)
 
 
@@ -202,8 +276,12 @@ def _self_compose(g, k, h, lam, tau_top):
 
 
 def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
-                    mode: Literal["updown", "mean"]) -> Composed:
+                    mode: Literal["updown", "mean"], method: Literal["power", "squaring"] = "power",
+                    max_points: int = 2 ** 26) -> Composed:
     """Compose [(pld, count), ...] on the grid of step h with tilt lam; returns :class:`Composed`.
+
+    ``method="power"``: one FFT of a window sized from Chernoff bounds, spectra raised to the
+    counts (point 6); ``"squaring"``: repeated squaring with a trim after every convolution.
 
     Source: seed 000 Sec. 2.2, Thm 5 / eq. 2.3; seed 001 Sec. 2.2 (module docstring).
     """
@@ -215,8 +293,14 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
     # (the first cut, of each input PLD's top atoms, keeps _TAU: callers rely on a top tail
     # of mass <= _TAU going to +inf for the upper bound and being dropped for the lower)
 
+    span = sum(float(p.losses[-1] - p.losses[0]) if p.losses.size else 0.0 for p, _ in components)
+    check_memory(int(span / h) + 2, f"one round's grid of step h={h:.3g}")
+
     def run(rounding):
-        parts = [_self_compose(discretise(p, h, rounding, lam), c, h, lam, tau_top) for p, c in components]
+        gs = [(discretise(p, h, rounding, lam), c) for p, c in components]
+        if method == "power":
+            return _power_compose(gs, h, lam, max_points)
+        parts = [_self_compose(g, c, h, lam, tau_top) for g, c in gs]
         out = parts[0]
         for g in parts[1:]:
             out = _convolve(out, g, h, lam, tau_top)
@@ -226,6 +310,109 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
         return Composed(run("up"), run("down"), h, lam, mode, K, eps_slack)
     g = run("mean")
     return Composed(g, g, h, lam, mode, K, eps_slack)
+
+
+def _blocks(w, offset, h, size=64):
+    """Per block of ``size`` grid points: (log of its weight, its lowest loss, its highest loss)."""
+    m = w.size
+    pad = (-m) % size
+    sums = np.concatenate([w, np.zeros(pad)]).reshape(-1, size).sum(axis=1)
+    lo = (offset + np.arange(0, m, size)) * h
+    hi = np.minimum(lo + (size - 1) * h, (offset + m - 1) * h)
+    with np.errstate(divide="ignore"):
+        return np.log(sums), lo, hi
+
+
+def _log_chernoff(blocks, x, upper, rho=0.0, theta_max=400.0):
+    """log of a bound on the weight of the composition beyond x (above if ``upper``, else below).
+
+    blocks: [(block arrays of one grid, count), ...]; each point's weight is multiplied by
+    e^{rho s}.  P[S >= x] <= e^{-theta x} E[e^{theta S}] (theta >= 0), each block's e^{r s}
+    bounded by its larger end value; any theta gives a valid bound, the search only tightens it.
+    """
+    sgn = 1.0 if upper else -1.0
+
+    def f(theta):
+        r = sgn * theta + rho
+        tot = -sgn * theta * x
+        for (lw, lo, hi), c in blocks:
+            e = lw + np.maximum(r * lo, r * hi)
+            mx = float(e.max())
+            tot += c * (mx + math.log(float(np.exp(e - mx).sum())))
+        return tot
+
+    from scipy.optimize import minimize_scalar
+    res = minimize_scalar(f, bounds=(0.0, theta_max), method="bounded", options={"xatol": 1e-4})
+    return min(float(res.fun), f(0.0)) + 1e-9   # + 1e-9: the float rounding of the sums, generously
+
+
+def _power_compose(gs, h, lam, max_points):
+    """Compose [(grid, count), ...] with one FFT: point 6 of the module docstring."""
+    norm = []
+    for g, c in gs:
+        tot = float(np.sum(g.w))
+        norm.append((g.w / tot, g.offset, g.logscale + math.log(tot), g.err / tot, c))
+    # the composed tilted law's centre and spread (grid units), to place the window
+    mu = sum(c * (o + float(np.dot(b, np.arange(b.size)))) for b, o, _, _, c in norm)
+    var = sum(c * float(np.dot(b, (np.arange(b.size) - np.dot(b, np.arange(b.size))) ** 2))
+              for b, o, _, _, c in norm)
+    lo_all = sum(c * o for b, o, _, _, c in norm)
+    hi_all = sum(c * (o + b.size - 1) for b, o, _, _, c in norm)
+    sd = math.sqrt(max(var, 1.0))
+    blocks = [(_blocks(b, o, h), c) for b, o, _, _, c in norm]
+    ls_sum = sum(c * ls for _, _, ls, _, c in norm)
+    z = 6.0
+    while True:
+        a = max(lo_all, math.floor(mu - z * sd) - 8)
+        e = min(hi_all, math.ceil(mu + z * sd) + 8)
+        b_lo = 0.0 if a <= lo_all else math.exp(_log_chernoff(blocks, a * h, False))
+        b_hi = 0.0 if e >= hi_all else math.exp(_log_chernoff(blocks, (e + 1) * h, True))
+        u_hi = 0.0 if e >= hi_all else math.exp(min(ls_sum + _log_chernoff(blocks, (e + 1) * h, True, -lam), 0.0))
+        if (b_lo <= 1e-18 and b_hi <= 1e-18 and u_hi <= _TAU * 1e-2) or (a <= lo_all and e >= hi_all):
+            break
+        z *= 1.25
+    n = _fft.next_fast_len(e - a + 1, real=True)
+    check_memory(n + sum(b.size for b, *_ in norm), f"the composition on a grid of step h={h:.3g}")
+    if n > max_points:
+        raise ValueError(f"the composition needs {n} grid points at h={h:g}, more than max_points={max_points}.")
+    spec, fft_l2, log_g, log_in, k_tot = None, 0.0, 0.0, 0.0, 0
+    for b, o, _, err, c in norm:
+        fb = _fft.rfft(np.bincount((np.arange(b.size) + o) % n, weights=b, minlength=n), n)
+        d2 = _FFT_C * _U * math.log2(n) * math.sqrt(n) * float(np.linalg.norm(b))  # l2 of rfft's error
+        fft_l2 += c * d2
+        log_g += c * (1.01 * d2 + 2 * b.size * _U)      # |spectrum + error| <= 1 + this, entrywise
+        log_in += c * math.log1p(err + 2 * b.size * _U)
+        k_tot += c
+        p = _cpow(fb, c)
+        spec = p if spec is None else spec * p
+    out = _fft.irfft(spec, n)
+    # window position j holds grid index a + j, i.e. residue (a + j) mod n of the circular result
+    out = np.roll(out, -(a % n))[: e - a + 1]
+    np.maximum(out, 0.0, out=out)                  # exact values are >= 0: clipping only helps
+    g_ = math.exp(log_g)
+    fft_err = math.sqrt(2.0) * g_ * (fft_l2 + math.sqrt(n / 2 + 1) * 4 * _U * (2 * k_tot + 2 * len(norm) + 8)) \
+        + _FFT_C * _U * math.log2(n) * math.sqrt(n) * float(np.linalg.norm(out))
+    err_in = math.expm1(log_in)
+    err = fft_err + 2.0 * err_in + 2.0 * b_lo + b_hi
+    m = float(out.max())
+    if not m > 0.0:
+        raise ValueError("the composition left no mass on its window (h too coarse or lam too large).")
+    lt = sum(c * g.ltot for g, c in gs)
+    top = sum(c * g.top for g, c in gs) * math.exp(max(lt, 0.0)) * (1 + 4 * _U) + u_hi
+    g = _Grid(out / m, a, ls_sum + math.log(m), sum(c * g.lfin for g, c in gs), lt, min(top, 1.0), err / m)
+    return _trim(g, h, lam, _TAU / k_tot, fft_err / m)
+
+
+def _cpow(z, k):
+    """z**k elementwise by binary powering (relative error below 4u per multiplication level)."""
+    out, base = None, z
+    while k:
+        if k & 1:
+            out = base.copy() if out is None else out * base
+        k >>= 1
+        if k:
+            base = base * base
+    return out
 
 
 def _grid_delta(g, h, lam, x):

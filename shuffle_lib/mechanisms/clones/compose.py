@@ -14,11 +14,12 @@ import numpy as np
 
 from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.fourier import DEFAULT_ACCURACY, compose, delta_bracket_one, epsilon_bracket_one
-from shuffle_lib.core.pld import PLD
+from shuffle_lib.core import fourier
+from shuffle_lib.core.fourier import DEFAULT_ACCURACY
+from shuffle_lib.core.pld import PLD, pld_from_losses
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel
-from shuffle_lib.mechanisms.clones.pairs import PAIRS, EPS0_PARAM, N_PARAM, delta_bracket_single, epsilon_bracket_single
+from shuffle_lib.mechanisms.clones.pairs import PAIRS, EPS0_PARAM, check_params, clone_top_loss, N_PARAM, delta_bracket_single, epsilon_bracket_single
 from shuffle_lib.mechanisms.clones.pld import clone_pld, clone_pld_binned, clone_pld_grid
 from shuffle_lib.mechanisms.clones.renyi import clone_rdp
 
@@ -34,8 +35,10 @@ def _bounding_plds(n, eps0, pair, k, accuracy):
     4e8 atoms the grid built from binomial tails (O(#s x #bins)).
     """
     try:
-        pl = clone_pld(n, eps0, pair, 1e-18, "top", EXACT_MAX_ATOMS)[0]
-        return pl, pl, "exact"
+        low, info = clone_pld(n, eps0, pair, 1e-18, "lower", EXACT_MAX_ATOMS)
+        top = pld_from_losses(np.append(low.losses, clone_top_loss(*check_params(n, eps0, pair))),
+                              np.append(low.probs, info["dropped"]), low.inf_mass)
+        return top, low, "exact"
     except ValueError as err:
         if "max_atoms" not in str(err):
             raise
@@ -49,7 +52,13 @@ def _bounding_plds(n, eps0, pair, k, accuracy):
 
 
 def _composed(rounds, pair, accuracy):
-    """rounds: [(n, eps0, count), ...] -> (composed upper side, composed lower side, routes)."""
+    """rounds: [(n, eps0, count), ...] -> (upper components, lower components, routes).
+
+    The lists are [(PLD, count), ...] for :func:`shuffle_lib.core.fourier.delta_bracket` /
+    ``epsilon_bracket`` (tilted at the target, refined to the accuracy, capped by the grid-free
+    bounds); on the exact route one PLD serves both ends (its top atom of truncated mass <= 1e-18
+    is cut to +inf for the upper end and dropped for the lower one by the grid's first trim).
+    """
     if not rounds:
         raise ValueError("rounds must hold at least one (n, eps0, count) triple.")
     total = sum(v.integer("count", c, lo=1, hi=10 ** 7) for _, _, c in rounds)
@@ -59,9 +68,22 @@ def _composed(rounds, pair, accuracy):
         up.append((u, c))
         low.append((lo, c))
         routes.append(route)
-    cu = compose(up, accuracy=accuracy)
-    same = all(x[0] is y[0] for x, y in zip(up, low))
-    return cu, (cu if same else compose(low, accuracy=accuracy)), routes
+    return up, low, routes
+
+
+def _ends(fn, up, low, targets, accuracy, routes):
+    """Brackets from the upper components, lower ends from the lower ones.
+
+    Exact route: the upper PLD is the lower one plus the truncated mass (<= 1e-18) as a last atom
+    at the largest loss, which the grid's first trim sends to +inf (upper) or drops (lower); one
+    composition serves both ends, and the grid-free lower caps read the lower PLDs (issue 17: the
+    top-atom cap counted the truncated mass).  Binned routes compose both sides.
+    """
+    if all(r == "exact" for r in routes):
+        return fn(up, up, targets, accuracy=accuracy, lower=(low, low))
+    hi = fn(up, up, targets, accuracy=accuracy)
+    lo = fn(low, low, targets, accuracy=accuracy)
+    return [Bracket(min(a.lower, b.upper), b.upper) for a, b in zip(lo, hi)]
 
 
 def clone_model(n: int, eps0: float, compositions: int = 1, pair: str = "fmt21", accuracy: float = DEFAULT_ACCURACY,
@@ -70,24 +92,25 @@ def clone_model(n: int, eps0: float, compositions: int = 1, pair: str = "fmt21",
     seed 001 Cor. 3: adaptive rounds too).
 
     One round: :func:`delta_bracket_single` / :func:`epsilon_bracket_single` (exact to ~1e-12, any n).
-    Several: the Fourier accountant on the PLDs of :func:`_bounding_plds` (both directions share one
-    PLD), composed once.  ``rounds=[(n, eps0, count), ...]`` gives a heterogeneous composition.
+    Several: the Fourier accountant (:func:`shuffle_lib.core.fourier.delta_bracket`) on the PLDs of
+    :func:`_bounding_plds` (both directions share one PLD).  ``rounds=[(n, eps0, count), ...]``
+    gives a heterogeneous composition.
     """
     if rounds is None:
         k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
-        if k == 1:
-            return DirectModel(lambda eps: [delta_bracket_single(n, eps0, e, pair) for e in eps],
-                               lambda delta: [epsilon_bracket_single(n, eps0, d, pair) for d in delta],
-                               info={"single_round": True})
         rounds = [(n, eps0, k)]
-    cu, cl, routes = _composed(rounds, pair, accuracy)
+    if len(rounds) == 1 and rounds[0][2] == 1:
+        n1, e1 = rounds[0][0], rounds[0][1]
+        return DirectModel(lambda eps: [delta_bracket_single(n1, e1, e, pair) for e in eps],
+                           lambda delta: [epsilon_bracket_single(n1, e1, d, pair) for d in delta],
+                           info={"single_round": True})
+    up, low, routes = _composed(rounds, pair, accuracy)
     info = {"route": routes[0] if len(set(routes)) == 1 else routes}
     if any(r != "exact" for r in routes):
         info["grid"] = True
-    return DirectModel(
-        lambda eps: [Bracket(delta_bracket_one(cl, e).lower, delta_bracket_one(cu, e).upper) for e in eps],
-        lambda delta: [Bracket(epsilon_bracket_one(cl, d).lower, epsilon_bracket_one(cu, d).upper) for d in delta],
-        info=info)
+    return DirectModel(lambda eps: _ends(fourier.delta_bracket, up, low, list(eps), accuracy, routes),
+                       lambda delta: _ends(fourier.epsilon_bracket, up, low, list(delta), accuracy, routes),
+                       info=info)
 
 
 def delta_bracket(n: int, eps0: float, eps: ArrayLike, compositions: int = 1, pair: str = "fmt21",

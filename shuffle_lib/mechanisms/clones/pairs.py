@@ -71,6 +71,14 @@ def general_pair(p: float, u: float, w: float, name: str = "general") -> Pair:
     return Pair(name, u + w == 1.0, "the decomposition it was built from", "general clone pair", (p, u, w))
 
 
+def _rest(eps0: float, pr: Pair) -> float:
+    """1 - u - w: the probability that the differing user adds nothing; 1/(1 + e^eps0) for the
+    named non-full pair (1 - q lost 3e-13 at eps0 = 8 to cancellation)."""
+    if pr.weights is not None:
+        return 1.0 - pr.weights[1] - pr.weights[2]
+    return 0.0 if pr.full else 1.0 / (1.0 + math.exp(eps0))
+
+
 def _puw(eps0: float, pr: Pair) -> tuple[float, float, float]:
     """(p_clone, u, w) of a pair: its fixed weights, or those of eps0 (module docstring)."""
     if pr.weights is not None:
@@ -133,15 +141,19 @@ def shared_weights(n: int, eps0: float, pr: Pair, s: int | np.ndarray
     if pr.full:
         one = np.ones(s.shape)
         return c1, u * one, w0 * one, 0.0 * one
-    ps = (u + w0) * c1 + (1 - u - w0) * binom.pmf(s, n - 1, p)
+    rest = _rest(eps0, pr)                   # 1 - u - w, without cancellation for the named pairs
+    ps = (u + w0) * c1 + rest * binom.pmf(s, n - 1, p)
     # P(the differing user added | S = s) from P(C=s)/P(C=s-1) = (n-s)/s p/(1-p) (seed 000
     # eq. B.6): no underflow
     with np.errstate(divide="ignore"):
-        odds = (1 - u - w0) / (u + w0) * (n - s) / np.maximum(s, 1) * p / (1 - p)
+        odds = rest / (u + w0) * (n - s) / np.maximum(s, 1) * p / (1 - p)
     w = np.where(s == 0, 0.0, 1.0 / (1.0 + odds))
+    # 1 - w as odds / (1 + odds): 1.0 - w cancelled where odds is tiny (issue 17: koskela atom masses
+    # 3e-8 off at eps0 = 8, n = 60); with s = 0, w = 0 and 1 - w = 1
+    ga = np.where(s == 0, 1.0, odds / (1.0 + odds))
     if w0 == 0.0:
-        return ps, w, 0.0 * w, 1.0 - w
-    return ps, w * (u / (u + w0)), w * (w0 / (u + w0)), 1.0 - w
+        return ps, w, 0.0 * w, ga
+    return ps, w * (u / (u + w0)), w * (w0 / (u + w0)), ga
 
 
 def loss(s: int | np.ndarray, a: int | np.ndarray, al: float | np.ndarray, be: float | np.ndarray,

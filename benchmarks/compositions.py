@@ -1,0 +1,95 @@
+"""Compositions against dp_accounting at matched accuracy (issue 14 item 3): prints a table, never pass/fail.
+
+    python benchmarks/compositions.py [--repeats 3]
+
+Workloads: eps(delta = 1e-6) of K rounds of the shuffled eps0-LDP randomiser (``ldp-shuffle``,
+fmt21 clones pair, n = 1e4, eps0 = 4), K in {1, 10, 100}, asked with a relative bracket width of
+1e-4 (``accuracy`` = 1e-4 x eps / 2, eps from a coarse run that is not timed), and a 3-outcome
+``custom`` pair at K = 10.  Ours: ``clones.epsilon_bracket`` / ``fourier.epsilon_bracket``
+(certified [lower, upper]).  dp_accounting: PMFs -> ``from_two_probability_mass_functions``
+(pessimistic) -> ``self_compose`` -> ``get_epsilon_for_delta`` at discretisation 1e-4 x eps / 2
+(its error in eps grows like K x discretisation: the column 'dp eps' shows how far it lands above
+our upper end).  Medians of ``--repeats`` runs, alternating, in one process.  dp_accounting is
+not a dependency of the project: without it the peer column says so.
+"""
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from shuffle_lib import clones, fourier, pld_from_pmfs
+from shuffle_lib.mechanisms.clones.pld import clone_pld
+
+try:
+    from dp_accounting.pld import privacy_loss_distribution as dpl
+except ImportError:          # the peer column is skipped
+    dpl = None
+
+DELTA, REL = 1e-6, 1e-4
+CUSTOM = ([0.5, 0.3, 0.2], [0.2, 0.3, 0.5])
+
+
+def timed(f):
+    t = time.perf_counter()
+    out = f()
+    return out, time.perf_counter() - t
+
+
+def ours_clones(K, acc):
+    return clones.epsilon_bracket(10_000, 4.0, [DELTA], compositions=K, accuracy=acc)[0]
+
+
+def ours_custom(K, acc):
+    p, q = CUSTOM
+    return fourier.epsilon_bracket([(pld_from_pmfs(p, q), K)], [(pld_from_pmfs(q, p), K)], [DELTA], accuracy=acc)[0]
+
+
+def peer(p, q, K, h):
+    """dp_accounting's eps(DELTA) for K rounds of the pair (p, q), pessimistic, discretisation h."""
+    lp = {i: float(np.log(x)) for i, x in enumerate(p) if x > 0}
+    lq = {i: float(np.log(x)) for i, x in enumerate(q) if x > 0}
+    d = dpl.from_two_probability_mass_functions(lq, lp, pessimistic_estimate=True, value_discretization_interval=h)
+    return (d.self_compose(K) if K > 1 else d).get_epsilon_for_delta(DELTA)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    reps = ap.parse_args().repeats
+    pl = clone_pld(10_000, 4.0, "fmt21", 1e-18, "lower", 10 ** 7)[0]   # dp_accounting gets the same atoms
+    w = np.exp(pl.losses)                                               # P / Q of each kept atom
+    p_cl, q_cl = pl.probs, pl.probs / w
+    if dpl is None:
+        print("dp_accounting is not importable: the peer column is skipped (pip install dp-accounting "
+              "into a scratch venv, never into the project).")
+    print(f"{'workload':<34} {'ours s':>8} {'rel width':>10} {'dp s':>8} {'dp eps':>12} {'our upper':>12} {'dp/ours':>8}")
+    rows = [(f"ldp-shuffle n=1e4 eps0=4 K={K}", K, ours_clones, p_cl, q_cl) for K in (1, 10, 100)]
+    rows.append(("custom 3 outcomes K=10", 10, ours_custom, *CUSTOM))
+    total = 0.0
+    for name, K, fn, p, q in rows:
+        coarse = fn(K, 1e-2)                                            # not timed: the eps scale
+        eps_scale = coarse.upper if np.isfinite(coarse.upper) else 1.0
+        acc = REL * eps_scale / 2
+        ts, tp, br, dp_eps = [], [], None, float("nan")
+        for _ in range(reps):
+            br, t = timed(lambda: fn(K, acc))
+            ts.append(t)
+            if dpl is not None:
+                dp_eps, t = timed(lambda: peer(p, q, K, acc))
+                tp.append(t)
+        ours = statistics.median(ts)
+        total += ours if name.startswith("ldp") else 0.0
+        width = (br.upper - br.lower) / br.upper
+        if dpl is None:
+            print(f"{name:<34} {ours:8.3f} {width:10.2e} {'--':>8} {'--':>12} {br.upper:12.6f} {'--':>8}")
+        else:
+            theirs = statistics.median(tp)
+            print(f"{name:<34} {ours:8.3f} {width:10.2e} {theirs:8.3f} {dp_eps:12.6f} {br.upper:12.6f} "
+                  f"{theirs / ours:8.2f}")
+    print(f"ldp-shuffle K = 1, 10, 100 in total: {total:.3f} s (target <= 0.5 s)")
+
+
+if __name__ == "__main__":
+    main()
