@@ -2,14 +2,14 @@
 
 * :mod:`.base` -- the exact PLDs (A_s: 000 Def. 7, Thm 8; A_w: 000 Def. 9, Thm 10, App. A);
 * :mod:`.large` -- certified coarse pairs beyond the exact PLDs' size limits;
-* :mod:`.stream` -- one round at any n: the exact delta(eps) streamed over slices, no PLD;
+* ``shuffle_lib.mechanisms.krr.stream`` -- one round at any n: the exact delta(eps) streamed over slices, no PLD;
 * :mod:`.checks` -- brute-force checks of the seed's lemmas (exact enumeration, small n).
 
 :func:`krr_route` is the one route from (adversary, n, gamma, k, compositions) to a certified
 model: for one round whose exact PLD would exceed ``STREAM_ABOVE`` atoms, the streamed method of
-:mod:`.stream` (a ``DirectModel``); otherwise the pair of :func:`krr_model`.  The declarations
-``krr-strong`` and ``krr-weak``, :func:`delta_bracket` and :func:`epsilon_bracket` all go through
-it and :mod:`shuffle_lib.core.evaluate`.  Balle et al.'s closed-form bound lives in
+``shuffle_lib.mechanisms.krr.stream`` (a ``DirectModel``); otherwise the pair of
+:func:`krr_model`.  The declarations ``krr-strong`` and ``krr-weak``, :func:`delta_bracket` and
+:func:`epsilon_bracket` all go through it and :mod:`shuffle_lib.core.evaluate`.  Balle et al.'s closed-form bound lives in
 :mod:`shuffle_lib.bounds.closed_forms` (re-exported here, where seed 000 compares with it).
 """
 
@@ -83,8 +83,8 @@ def krr_route(adversary: Adversary, n: int, gamma: float, k: int, compositions: 
     """The cheapest certified model for ``compositions`` rounds (seed 000 Thm 5 / Thm 6).
 
     One round whose exact PLD has more than ``STREAM_ABOVE`` candidate atoms: the streamed exact
-    delta(eps) of :mod:`.stream` (``info["route"] = "streamed"``, any n up to 1e9; A_w costs
-    O(n) per eps).  Otherwise the pair of :func:`krr_model` (``"pld"``), which composes.
+    delta(eps) of ``shuffle_lib.mechanisms.krr.stream`` (``info["route"] = "streamed"``, any n up
+    to 1e9; A_w costs O(n) per eps).  Otherwise the pair of :func:`krr_model` (``"pld"``), which composes.
     """
     if adversary not in ("strong", "weak"):
         raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")

@@ -254,10 +254,10 @@ def _max_loss(q):
 
 def bitflip_model(n: int, q: float, m: int | str = 0, compositions: int = 1) -> PairModel | WorstCase | DirectModel:
     """The bit-flip shuffler's pair with m ones among the other n-1 users (seed 004 Sec. 3-4), or for
-    ``m="worst"`` the max over every m, the mechanism's guarantee: one round at any n by the blocks of
-    :mod:`.bitflip_worst` (a ``DirectModel``, route "blocks"); several rounds as the worst case over
-    every pair m in 0..(n-1)/2 (the rest by the symmetry bit <-> 1-bit; n <= WORST_M_MAX_N).
-    Tails cut to +inf (<= 2 TAIL per round)."""
+    ``m="worst"`` the max over every m, the mechanism's guarantee: one round at any n by the blocks
+    of ``shuffle_lib.mechanisms.mixnet.bitflip_worst`` (a ``DirectModel``, route "blocks"); several
+    rounds as the worst case over every pair m in 0..(n-1)/2 (the rest by the symmetry
+    bit <-> 1-bit; n <= WORST_M_MAX_N).  Tails cut to +inf (<= 2 TAIL per round)."""
     info = {"tail_cut": 2 * TAIL, "max_loss": _max_loss(q)}
     k_rounds = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
     if m == "worst":
