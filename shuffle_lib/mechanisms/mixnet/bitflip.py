@@ -27,6 +27,7 @@ from shuffle_lib.core.binomial import binom_logpmf, binom_window
 from shuffle_lib.core.pld import PLD, hockey_stick
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, DirectModel, PairModel, WorstCase
+from shuffle_lib.mechanisms.mixnet.bitflip_worst import worst_brackets
 
 TAIL = 1e-40   # binomial mass cut from each tail (sent to +inf in certified uppers)
 
@@ -264,7 +265,6 @@ def bitflip_model(n: int, q: float, m: int | str = 0, compositions: int = 1) -> 
         n = v.integer("n", n, lo=1, hi=10 ** 7)
         q = v.real("q", q, 0.0, 0.5, lo_open=True)
         if k_rounds == 1:
-            from shuffle_lib.mechanisms.mixnet.bitflip_worst import worst_brackets   # imports this module
             return DirectModel(lambda eps: worst_brackets(n, q, "delta", eps)[0],
                                lambda delta: worst_brackets(n, q, "epsilon", delta)[0],
                                info=dict(info, route="blocks"))

@@ -1,7 +1,7 @@
 """The bit-flip shuffler's guarantee, one round, at any n: the max over m without n PLDs.
 
 The guarantee is max over m (ones among the other n-1 users) of delta_n(m), the tight delta of
-the pair of :func:`~shuffle_lib.mechanisms.mixnet.bitflip.pair_pmfs` (seed 004 Sec. 3-4); by the
+the pair P = A_n(m + 1), Q = A_n(m) of ``bitflip.pair_pmfs`` (seed 004 Sec. 3-4); by the
 symmetry bit <-> 1-bit, m <= (n-1)/2 suffices (both directions).  Two facts give a certified
 bracket with O(n / w) pairs instead of n/2:
 
@@ -24,18 +24,25 @@ import numpy as np
 from scipy.optimize import brentq
 
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.binomial import binom_logpmf, binom_window
 from shuffle_lib.core.types import Bracket
-from shuffle_lib.mechanisms.mixnet import bitflip as bf
 
 ROUND = 1e-9        # relative floating-point margin on each end
 MAX_PAIRS = 20_000  # pairs evaluated at most per call (then the bracket is what the blocks give)
+TAIL = 1e-40        # binomial mass cut from each of the two binomials (as bitflip.TAIL)
+
+
+def _piece(N, p, tail):
+    """(first index, PMF) of Bin(N, p) on the window outside which its mass is <= tail."""
+    lo, hi = binom_window(N, p, tail)
+    return lo, np.exp(binom_logpmf(np.arange(lo, hi + 1), N, p))
 
 
 def _pair(n, m, q, tail):
     """(P, Q) on the window of the sum, P = A_n(m + 1), Q = A_n(m) (seed 004 eq. 3.1-3.2); each of
     the two binomials of the other users cut to mass <= tail (P-mass lost <= 2 tail)."""
-    a0, a = bf._binom_piece(m, 1.0 - q, tail)
-    b0, b = bf._binom_piece(n - 1 - m, q, tail)
+    a = _piece(m, 1.0 - q, tail)[1]
+    b = _piece(n - 1 - m, q, tail)[1]
     s = np.convolve(a, b)
     p = 1.0 - q
     return np.append(q * s, 0.0) + np.append(0.0, p * s), np.append(p * s, 0.0) + np.append(0.0, q * s)
@@ -76,7 +83,7 @@ def _eps_ends(P, Q, delta, cut, top):
 
 
 def worst_brackets(n: int, q: float, verb: str, targets: list[float], rtol: float = 2e-3,
-                   tail: float = bf.TAIL) -> tuple[list[Bracket], dict]:
+                   tail: float = TAIL) -> tuple[list[Bracket], dict]:
     """Certified brackets for max over m of the one-round delta(eps) (``verb="delta"``) or
     eps(delta) (``"epsilon"``) of shuffled bit flipping, and a dict of what was evaluated.
 
@@ -87,7 +94,7 @@ def worst_brackets(n: int, q: float, verb: str, targets: list[float], rtol: floa
     n = v.integer("n", n, lo=1, hi=10 ** 7)
     q = v.real("q", q, 0.0, 0.5, lo_open=True)
     t = np.asarray([float(x) for x in targets])
-    top = bf._max_loss(q)
+    top = math.log1p(-q) - math.log(q)      # log(p/q): no pair has a larger finite loss
 
     def ends(nn, m):
         P, Q = _pair(nn, m, q, tail)
