@@ -1,6 +1,7 @@
-"""Tight q for shuffled bit flipping at n = 1e5 with the worst case over EVERY m.
+"""Tight q for shuffled bit flipping at n = 1e5 with the worst case over EVERY m; --m worst timings.
 
     .venv/bin/python benchmarks/bitflip.py [n]
+    .venv/bin/python benchmarks/bitflip.py worst    # one round, --m worst at n = 1e4..1e6 (blocks of m)
 
 Chapter 5 scans every m only up to n = 1e4 and a grid of m beyond (a lower bound
 on the q needed); this script removes that gap for one n (minutes at n = 1e5).
@@ -11,6 +12,25 @@ import sys
 import time
 
 from shuffle_lib import bitflip as bf
+
+if len(sys.argv) > 1 and sys.argv[1] == "worst":
+    from shuffle_lib.mechanisms.mixnet.bitflip_worst import worst_brackets
+    print(f"{'n':>8} {'q':>7} {'verb':>8} {'bracket':>28} {'rel.w':>8} {'pairs':>6} {'widest':>7} {'s':>6} "
+          f"{'every m (n<=1e4) s':>19}")
+    for n, q in [(10 ** 4, 0.01), (10 ** 4, 0.1), (10 ** 5, 0.01), (10 ** 6, 0.001), (10 ** 6, 0.01)]:
+        for verb, target in (("delta", 1.0), ("epsilon", 1e-6)):
+            t = time.perf_counter()
+            (b,), info = worst_brackets(n, q, verb, [target])
+            dt = time.perf_counter() - t
+            every = ""
+            if n <= 10 ** 4 and verb == "delta":
+                t = time.perf_counter()
+                x = float(bf.delta_worst(n, q, [target])[0])
+                every = f"{time.perf_counter() - t:8.1f} ({'in' if b.lower <= x <= b.upper else 'OUT'})"
+            print(f"{n:8d} {q:7g} {verb:>8} {f'[{b.lower:.6g}, {b.upper:.6g}]':>28} "
+                  f"{(b.upper - b.lower) / max(b.upper, 1e-300):8.1e} {info['pairs']:6d} {info['widest_block']:7d} "
+                  f"{dt:6.2f} {every:>19}", flush=True)
+    sys.exit(0)
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 10 ** 5
 print(f"{'eps':>4} {'delta':>6} {'n':>7} {'q m=0':>10} {'q grid':>10} {'q all m':>10} {'seed L4.5':>10} {'s':>6}")

@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/krr.py timing      # PLD size and build time vs n, both adversaries
     .venv/bin/python benchmarks/krr.py big         # the Figure 1 table at n = 10^5 (both adversaries)
+    .venv/bin/python benchmarks/krr.py single      # one round at n = 1e4..1e6: streamed vs the PLD route
 
 ``timing`` prints workload / seconds / ratio against a baseline timed in the same
 run: the seed's loose one-dimensional pair (two binomial PMFs, O(n)).
@@ -56,7 +57,34 @@ def big():
                 for d, b, a in zip(deltas, br, ana)) + f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
 
 
+def single():
+    """One round, eps(1e-6): the streamed route (what the CLI takes) against the PLD route of
+    krr_model (exact PLD, binned above 1e6 atoms, or the coarse binned pairs), same run."""
+    from shuffle_lib.core import evaluate
+    from shuffle_lib.mechanisms.krr import stream
+    print(f"{'workload':38s}{'streamed eps bracket':>28}{'s':>7}{'rel.w':>9}"
+          f"{'PLD-route eps bracket':>28}{'s':>7}{'rel.w':>9}")
+    cases = [("weak", 10 ** 4, 0.25, 4), ("weak", 10 ** 4, 0.853, 4), ("weak", 10 ** 5, 0.25, 4),
+             ("weak", 10 ** 5, 0.853, 4), ("weak", 10 ** 6, 0.25, 4), ("strong", 10 ** 5, 0.25, 4),
+             ("strong", 10 ** 6, 0.25, 4), ("strong", 10 ** 6, 0.853, 4), ("strong", 10 ** 8, 0.25, 4)]
+    for adv, n, g, k in cases:
+        t0 = time.perf_counter()
+        b = stream.epsilon_streamed(adv, n, g, k, [1e-6])[0]
+        ts = time.perf_counter() - t0
+        row = f"{adv + f' n={n:.0e} gamma={g} k={k}':38s}{f'[{b.lower:.6g}, {b.upper:.6g}]':>28}{ts:>7.2f}" \
+              f"{(b.upper - b.lower) / b.upper:>9.1e}"
+        if n <= 10 ** 5 or (adv == "strong" and n <= 10 ** 6):
+            t0 = time.perf_counter()
+            try:
+                c = evaluate.epsilon_brackets(krr.krr_model(adv, n, g, k), [1e-6])[0]
+                tp = time.perf_counter() - t0
+                row += f"{f'[{c.lower:.6g}, {c.upper:.6g}]':>28}{tp:>7.2f}{(c.upper - c.lower) / c.upper:>9.1e}"
+            except ValueError as err:
+                row += f"  refused: {str(err)[:60]}"
+        print(row, flush=True)
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["timing", "big"])
-    {"timing": timing, "big": big}[ap.parse_args().what]()
+    ap.add_argument("what", choices=["timing", "big", "single"])
+    {"timing": timing, "big": big, "single": single}[ap.parse_args().what]()

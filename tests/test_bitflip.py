@@ -372,8 +372,8 @@ def test_cli_worst_m_is_the_max_over_every_m():
         for r, x in zip(out["results"], exact):
             assert r["delta_lower"] <= x * (1 + 1e-12) and x <= r["delta_upper"] * (1 + 1e-12), (K, r, x)
         assert out["params"]["m"] == "worst"
-    with pytest.raises(ValueError, match="n must be"):
-        cli.run(["delta", "bitflip", "--n", "1000", "--q", "0.1", "--m", "worst", "--eps", "1"])
+    with pytest.raises(ValueError, match="n must be <= 400 for --m worst with compositions > 1"):
+        cli.run(["delta", "bitflip", "--n", "1000", "--q", "0.1", "--m", "worst", "--eps", "1", "--compositions", "2"])
     with pytest.raises(SystemExit):     # argparse: "argument --m: invalid m (an integer or 'worst') value"
         cli.run(["delta", "bitflip", "--n", "10", "--q", "0.1", "--m", "wrst", "--eps", "1"])
 
@@ -481,3 +481,59 @@ def test_fake_flip_seed_q_suffices():
     for d in (2, 100):
         lo, up = ff.fake_flip_bracket(1, 300, d, q, [2.0])
         assert lo[0] <= up[0] <= 1e-3, (d, q, lo, up)
+
+
+# ---- --m worst, one round, at any n (issue 14 item 2): blocks of m -------------------------
+
+
+def _exact_worst_eps(n, q, delta):
+    """max over every m in 0..n-1 of the exact eps(delta) of the pair (both directions)."""
+    from shuffle_lib.pld import epsilon_exact
+    return max(epsilon_exact(*bf.pair_pmfs(n, m, q), delta) for m in range(n))
+
+
+@pytest.mark.parametrize("n, q", [(1, 0.1), (2, 0.3), (9, 0.05), (60, 0.05), (250, 0.1), (400, 0.02)])
+def test_worst_blocks_bracket_the_exhaustive_max(n, q):
+    """worst_brackets against the max over every m of the exact pair (tail 0): lower <= exact <= upper,
+    relative width <= 1 % where delta > 1e-300 (the blocks stop at (1 + 2e-3) x the best m)."""
+    from shuffle_lib.mechanisms.mixnet.bitflip_worst import worst_brackets
+    eps = [0.0, 0.1, 0.5, 1.0, 2.0]
+    exact = np.max([bf.delta_pair(n, m, q, eps, tail=0.0) for m in range(n)], axis=0)
+    br, info = worst_brackets(n, q, "delta", eps)
+    for b, x in zip(br, exact):
+        assert b.lower <= x * (1 + 1e-12) and x <= b.upper * (1 + 1e-12), (b, x)
+        assert b.upper - b.lower <= 0.01 * b.upper or b.upper < 1e-30, (b, x)
+    assert info["pairs"] <= 2 * n + 34
+    for d in (1e-2, 1e-6):
+        x = _exact_worst_eps(n, q, d)
+        b = worst_brackets(n, q, "epsilon", [d])[0][0]
+        assert b.lower <= x * (1 + 1e-12) and x <= b.upper * (1 + 1e-12), (d, b, x)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_block_bound_fewer_users_dominate(seed):
+    """The lemma behind the blocks: delta_n(m) <= delta_{n-w}(s) for s <= m <= s + w, s + w <= (n-1)/2
+    (random n, q, s, w, m; exact pairs, tail 0)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 120))
+    q = float(rng.uniform(0.01, 0.49))
+    top = (n - 1) // 2
+    s = int(rng.integers(0, top + 1))
+    w = int(rng.integers(0, top - s + 1))
+    m = int(rng.integers(s, s + w + 1))
+    eps = [0.0, 0.3, 1.0]
+    assert np.all(bf.delta_pair(n, m, q, eps, tail=0.0) <= bf.delta_pair(n - w, s, q, eps, tail=0.0) * (1 + 1e-12)
+                  + 1e-300)
+
+
+def test_cli_worst_m_at_the_sizes_of_chapter_5():
+    """Issue 14 'done when': epsilon bitflip --m worst at n = 1e4 and 1e6, one round: relative width
+    <= 1 %, the lower end at least the exact eps of the pair m = 0, route 'blocks'."""
+    from shuffle_lib import cli
+    from shuffle_lib.pld import epsilon_exact
+    for n, q in ((10 ** 4, 0.01), (10 ** 6, 0.001)):
+        _, out = cli.run(["epsilon", "bitflip", "--n", str(n), "--q", str(q), "--m", "worst", "--delta", "1e-6"])
+        r = out["results"][0]
+        assert out["params"]["route"] == "blocks"
+        assert r["eps_upper"] - r["eps_lower"] <= 0.01 * r["eps_upper"], r
+        assert r["eps_lower"] >= epsilon_exact(*bf.pair_pmfs(n, 0, q, 1e-40), 1e-6) * (1 - 1e-9) - 1e-15, r

@@ -429,3 +429,85 @@ def test_cli_epsilon_and_errors():
     bad = subprocess.run([sys.executable, "-m", "shuffle_lib", "delta", "krr-weak", "--n", "1",
                           "--gamma", "0.25", "--k", "4", "--eps", "1"], capture_output=True, text=True)
     assert bad.returncode == 2 and "n must be" in bad.stderr and bad.stderr.count("\n") == 1
+
+
+# ---- one round at any n, streamed (issue 14 item 2) -----------------------------------------
+
+
+from shuffle_lib.mechanisms.krr import stream  # noqa: E402
+
+SMALL = [(50, 0.3, 2), (50, 0.3, 3), (200, 0.5, 4), (120, 0.853, 4), (100, 0.1, 10), (40, 0.9, 5)]
+
+
+@pytest.mark.parametrize("view", ["strong", "weak"])
+@pytest.mark.parametrize("n, gamma, k", SMALL)
+def test_streamed_delta_brackets_the_exact_pld(view, n, gamma, k):
+    """The streamed sum against the exact PLD (no tail cut): lower <= exact <= upper; relative width
+    <= 1.01e-4 wherever the exact delta exceeds 1e-100 (the windows' cut is redone at 1e-6 of any
+    lower end it exceeds 1e-4 of), and the lower end within 2e-9 of the exact value (rounding only)."""
+    pl = krr.adversary_pld(view, n, gamma, k, tail=0.0)
+    eps = [0.0, 0.05, 0.2, 0.5, 1.0, 2.0]
+    for e, b in zip(eps, stream.delta_streamed(view, n, gamma, k, eps)):
+        x = hockey_stick(pl.lower, e)
+        assert b.lower <= x * (1 + 1e-12) and x <= b.upper * (1 + 1e-12), (e, b, x)
+        if x > 1e-100:
+            assert b.upper - b.lower <= 1.01e-4 * x and x - b.lower <= 2e-9 * x, (e, b, x)
+
+
+@pytest.mark.parametrize("view", ["strong", "weak"])
+@pytest.mark.parametrize("n, gamma, k", SMALL[:4])
+def test_streamed_epsilon_brackets_the_exact_pld(view, n, gamma, k):
+    """eps(delta) streamed against the exact PLD's inverse; relative width <= 1 %."""
+    pl = krr.adversary_pld(view, n, gamma, k, tail=0.0)
+    for d, b in zip([1e-2, 1e-4, 1e-6], stream.epsilon_streamed(view, n, gamma, k, [1e-2, 1e-4, 1e-6])):
+        x = epsilon_exact_pld(pl.lower, d)
+        assert b.lower <= x * (1 + 1e-12) + 1e-15 and x <= b.upper * (1 + 1e-12) + 1e-15, (d, b, x)
+        assert b.upper - b.lower <= 0.01 * b.upper or b.upper == 0.0, (d, b)
+
+
+def epsilon_exact_pld(pld, delta):
+    from shuffle_lib.core.pld import epsilon_for_delta
+    return epsilon_for_delta(pld, delta)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(2, 40), st.floats(0.05, 1.0), st.integers(2, 6), st.floats(0.0, 3.0))
+def test_streamed_property_lower_exact_upper(n, gamma, k, e):
+    """Property: for random small settings the streamed bracket contains the exact PLD's delta."""
+    for view in ("strong", "weak"):
+        x = hockey_stick(krr.adversary_pld(view, n, gamma, k, tail=0.0).lower, e)
+        b = stream.delta_streamed(view, n, gamma, k, [e])[0]
+        assert b.lower <= x * (1 + 1e-12) + 1e-300 and x <= b.upper * (1 + 1e-12) + 1e-300
+
+
+def test_streamed_weak_agrees_with_the_binned_pair():
+    """Two certified methods at n = 1e4 (beyond the exact PLD): the streamed bracket and the binned
+    pair's overlap, and the streamed one sits inside it (it is exact up to 1e-9)."""
+    n, gamma, k, eps = 10 ** 4, 0.25, 4, [0.1, 0.2]
+    pl = krr_large.weak_pld_binned(n, gamma, k)
+    for e, b in zip(eps, stream.delta_streamed("weak", n, gamma, k, eps)):
+        lo, hi = hockey_stick(pl.lower, e), hockey_stick(pl.upper, e)
+        assert lo <= b.lower <= b.upper <= hi, (e, lo, b, hi)
+
+
+@pytest.mark.parametrize("view, n", [("weak", 10 ** 4), ("weak", 10 ** 5), ("strong", 10 ** 6)])
+def test_cli_single_round_at_research_sizes(view, n):
+    """Issue 14 'done when': one round of krr-weak at n = 1e4, 1e5 and krr-strong at 1e6 through the
+    CLI: route 'streamed', eps(1e-6) bracket of relative width <= 1 %, certified by its own ends
+    (delta's lower end >= 1e-6 at eps_lower, its upper end <= 1e-6 at eps_upper)."""
+    from shuffle_lib import cli
+    _, out = cli.run(["epsilon", f"krr-{view}", "--n", str(n), "--gamma", "0.853", "--k", "4", "--delta", "1e-6"])
+    r = out["results"][0]
+    assert out["params"]["route"] == "streamed"
+    assert 0 < r["eps_lower"] <= r["eps_upper"] <= 1.01 * r["eps_lower"], r
+    if n <= 10 ** 4:
+        lo = stream.delta_streamed(view, n, 0.853, 4, [r["eps_lower"], r["eps_upper"]])
+        assert lo[0].lower >= 1e-6 * (1 - 1e-6) and lo[1].upper <= 1e-6 * (1 + 1e-6)
+
+
+def test_streamed_route_and_gamma_one():
+    assert krr.krr_route("weak", 10 ** 4, 0.5, 2).info["route"] == "streamed"
+    assert krr.krr_route("weak", 10 ** 4, 0.5, 2, compositions=2).info["route"] == "pld"
+    assert krr.krr_route("strong", 100, 0.5, 2).info["route"] == "pld"
+    assert stream.delta_streamed("weak", 10 ** 5, 1.0, 3, [0.0]) == [(0.0, 0.0)]
+    assert stream.epsilon_streamed("strong", 10 ** 5, 1.0, 3, [1e-9])[0] == (0.0, 0.0)

@@ -2,11 +2,14 @@
 
 * :mod:`.base` -- the exact PLDs (A_s: 000 Def. 7, Thm 8; A_w: 000 Def. 9, Thm 10, App. A);
 * :mod:`.large` -- certified coarse pairs beyond the exact PLDs' size limits;
+* ``shuffle_lib.mechanisms.krr.stream`` -- one round at any n: the exact delta(eps) streamed over slices, no PLD;
 * :mod:`.checks` -- brute-force checks of the seed's lemmas (exact enumeration, small n).
 
-:func:`krr_model` is the one route from (adversary, n, gamma, k) to a certified pair; the
-declarations ``krr-strong`` and ``krr-weak``, :func:`delta_bracket` and :func:`epsilon_bracket`
-all go through it and :mod:`shuffle_lib.core.evaluate`.  Balle et al.'s closed-form bound lives in
+:func:`krr_route` is the one route from (adversary, n, gamma, k, compositions) to a certified
+model: for one round whose exact PLD would exceed ``STREAM_ABOVE`` atoms, the streamed method of
+``shuffle_lib.mechanisms.krr.stream`` (a ``DirectModel``); otherwise the pair of
+:func:`krr_model`.  The declarations ``krr-strong`` and ``krr-weak``, :func:`delta_bracket` and
+:func:`epsilon_bracket` all go through it and :mod:`shuffle_lib.core.evaluate`.  Balle et al.'s closed-form bound lives in
 :mod:`shuffle_lib.bounds.closed_forms` (re-exported here, where seed 000 compares with it).
 """
 
@@ -18,9 +21,11 @@ from shuffle_lib.bounds.closed_forms import (advanced_composition, balle_epsilon
                                              balle_epsilon_composed)
 from shuffle_lib.bounds.closed_forms import balle_krr_delta as balle_delta  # noqa: F401
 from shuffle_lib.core import evaluate
+from shuffle_lib.core import validate as v
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import ArrayLike, Bracket, PairModel
-from shuffle_lib.mechanisms.krr import large
+from shuffle_lib.core.binomial import binom_window
+from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, Model, PairModel
+from shuffle_lib.mechanisms.krr import large, stream
 from shuffle_lib.mechanisms.krr.base import (MAX_ATOMS, TAIL, Adversary, KrrPLD, adversary_pld,  # noqa: F401
                                              check_params, eps0_from_gamma, gamma_from_eps0,
                                              hockey_stick_pair, krr_pmfs, krr_probs, strong_pld, weak_loss,
@@ -29,6 +34,7 @@ from shuffle_lib.mechanisms.krr.base import (MAX_ATOMS, TAIL, Adversary, KrrPLD,
 MODEL_TAIL = 1e-60    # the brackets' tail cut: K * 1e-60 off the lower end stays invisible at delta ~ 1e-38
 BIN_ABOVE = 10 ** 6   # PLDs with more atoms are rounded onto a grid before the FFT accountant
 BIN_STEP = 1e-6
+STREAM_ABOVE = 10 ** 6   # one round with an exact PLD larger than this is streamed (.stream)
 
 
 def krr_model(adversary: Adversary, n: int, gamma: float, k: int, tail: float = MODEL_TAIL) -> PairModel:
@@ -56,6 +62,43 @@ def krr_model(adversary: Adversary, n: int, gamma: float, k: int, tail: float = 
     return PairModel(pl.upper, pl.upper, pl.lower, pl.lower, info=dict(params, binned=True))
 
 
+def exact_atoms(adversary: Adversary, n: int, gamma: float, k: int, tail: float = TAIL) -> int:
+    """The number of candidate atoms of the exact PLD (000 Def. 7 / Def. 9), from its windows only.
+
+    A_s: sum over the a-window of the c-window sizes; A_w: sum over the b-window of (u-window + 1)^2.
+    """
+    n, gamma, k = check_params(n, gamma, k)
+    N = n - 1
+    if adversary == "strong":
+        p = gamma / k
+        a_lo, a_hi = binom_window(N, p, tail / 2)
+        c_lo, c_hi = binom_window(N - np.arange(a_lo, a_hi + 1), p / (1.0 - p), tail / 2)
+        return int(np.sum(c_hi - c_lo + 1))
+    b_lo, b_hi = binom_window(N, gamma, tail / 3)
+    lo, hi = binom_window(np.arange(b_lo, b_hi + 1), 1.0 / k, tail / 3)
+    return int(np.sum((hi - lo + 2) ** 2))
+
+
+def krr_route(adversary: Adversary, n: int, gamma: float, k: int, compositions: int = 1) -> Model:
+    """The cheapest certified model for ``compositions`` rounds (seed 000 Thm 5 / Thm 6).
+
+    One round whose exact PLD has more than ``STREAM_ABOVE`` candidate atoms: the streamed exact
+    delta(eps) of ``shuffle_lib.mechanisms.krr.stream`` (``info["route"] = "streamed"``, any n up
+    to 1e9; A_w costs O(n) per eps).  Otherwise the pair of :func:`krr_model` (``"pld"``), which composes.
+    """
+    if adversary not in ("strong", "weak"):
+        raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")
+    n, gamma, k = check_params(n, gamma, k)
+    k_rounds = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    if k_rounds == 1 and exact_atoms(adversary, n, gamma, k) > STREAM_ABOVE:
+        return DirectModel(lambda eps: stream.delta_streamed(adversary, n, gamma, k, eps),
+                           lambda delta: stream.epsilon_streamed(adversary, n, gamma, k, delta),
+                           info={"n": n, "gamma": gamma, "k": k, "route": "streamed", "tail_cut": 0.0})
+    model = krr_model(adversary, n, gamma, k)
+    return PairModel(model.pq, model.qp, model.pq_lower, model.qp_lower, model.tail_cut, model.max_loss,
+                     info=dict(model.info, route="pld"))
+
+
 def _rounds(compositions: int, kw: dict) -> int:
     return kw.pop("n_c", compositions)     # n_c: the seed's name, kept for old callers
 
@@ -64,11 +107,12 @@ def delta_bracket(adversary: Adversary, n: int, gamma: float, k: int, eps: Array
                   compositions: int = 1, **kw) -> list[Bracket]:
     """Certified brackets for the tight delta(eps) of ``compositions`` rounds (000 Thm 8/11, 001 Thm 2/5).
 
-    One per eps, through :func:`krr_model` and :func:`shuffle_lib.core.evaluate.delta_brackets`.
+    One per eps, through :func:`krr_route` and :func:`shuffle_lib.core.evaluate.delta_brackets`.
     Keywords (``accuracy``, ``rtol``, ...) go to :func:`shuffle_lib.core.fourier.delta_bracket`.
     """
     k_rounds = _rounds(compositions, kw)
-    return evaluate.delta_brackets(krr_model(adversary, n, gamma, k), np.atleast_1d(eps), k_rounds, **kw)
+    model = krr_route(adversary, n, gamma, k, k_rounds)
+    return evaluate.delta_brackets(model, np.atleast_1d(eps), k_rounds, **kw)
 
 
 def epsilon_bracket(adversary: Adversary, n: int, gamma: float, k: int, delta: ArrayLike,
@@ -78,7 +122,8 @@ def epsilon_bracket(adversary: Adversary, n: int, gamma: float, k: int, delta: A
     Source: seed 000 Thm 8/11, seed 001 Thm 2/5.
     """
     k_rounds = _rounds(compositions, kw)
-    return evaluate.epsilon_brackets(krr_model(adversary, n, gamma, k), np.atleast_1d(delta), k_rounds, **kw)
+    model = krr_route(adversary, n, gamma, k, k_rounds)
+    return evaluate.epsilon_brackets(model, np.atleast_1d(delta), k_rounds, **kw)
 
 
 def _declare(adversary: Adversary, source: str) -> Mechanism:
@@ -91,7 +136,9 @@ def _declare(adversary: Adversary, source: str) -> Mechanism:
                 Param("gamma", float, "probability of a uniform report, in (0, 1]", lo=0.0, hi=1.0, lo_open=True,
                       more_private="up"),
                 Param("k", int, "domain size, >= 2", lo=2, hi=10 ** 6)),
-        build=lambda n, gamma, k: krr_model(adversary, n, gamma, k),
+        build=lambda n, gamma, k, compositions=1: krr_route(adversary, n, gamma, k, compositions),
+        uses=("compositions",),
+        rdp=lambda params, orders: evaluate.rdp_brackets(krr_model(adversary, **params), orders),
         example={"n": 200, "gamma": 0.5, "k": 4},
     ))
 

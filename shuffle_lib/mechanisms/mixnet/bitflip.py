@@ -26,7 +26,8 @@ from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_logpmf, binom_window
 from shuffle_lib.core.pld import PLD, hockey_stick
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import ArrayLike, PairModel, WorstCase
+from shuffle_lib.core.types import ArrayLike, DirectModel, PairModel, WorstCase
+from shuffle_lib.mechanisms.mixnet.bitflip_worst import worst_brackets
 
 TAIL = 1e-40   # binomial mass cut from each tail (sent to +inf in certified uppers)
 
@@ -232,7 +233,7 @@ def q_needed_worst(n: int, eps: float, delta: float, ms: Iterable[int] | None = 
     return q
 
 
-WORST_M_MAX_N = 400      # --m worst builds n pairs: every m in 0..n-1
+WORST_M_MAX_N = 400      # --m worst with compositions builds n/2 pairs: every m in 0..(n-1)/2
 
 
 def _m_arg(text):
@@ -252,17 +253,28 @@ def _max_loss(q):
     return math.log1p(-q) - math.log(q)
 
 
-def bitflip_model(n: int, q: float, m: int | str = 0) -> PairModel | WorstCase:
-    """The bit-flip shuffler's pair with m ones among the other n-1 users, or for ``m="worst"`` every
-    m in 0..(n-1)/2 (the rest by the symmetry bit <-> 1-bit; n <= WORST_M_MAX_N): the max over them is
-    the mechanism's guarantee (seed 004 Sec. 3-4).  Tails cut to +inf (<= 2 TAIL per round)."""
+def bitflip_model(n: int, q: float, m: int | str = 0, compositions: int = 1) -> PairModel | WorstCase | DirectModel:
+    """The bit-flip shuffler's pair with m ones among the other n-1 users (seed 004 Sec. 3-4), or for
+    ``m="worst"`` the max over every m, the mechanism's guarantee: one round at any n by the blocks
+    of ``shuffle_lib.mechanisms.mixnet.bitflip_worst`` (a ``DirectModel``, route "blocks"); several
+    rounds as the worst case over every pair m in 0..(n-1)/2 (the rest by the symmetry
+    bit <-> 1-bit; n <= WORST_M_MAX_N).  Tails cut to +inf (<= 2 TAIL per round)."""
     info = {"tail_cut": 2 * TAIL, "max_loss": _max_loss(q)}
+    k_rounds = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
     if m == "worst":
-        n = v.integer("n", n, lo=1, hi=WORST_M_MAX_N)
+        n = v.integer("n", n, lo=1, hi=10 ** 7)
         q = v.real("q", q, 0.0, 0.5, lo_open=True)
+        if k_rounds == 1:
+            return DirectModel(lambda eps: worst_brackets(n, q, "delta", eps)[0],
+                               lambda delta: worst_brackets(n, q, "epsilon", delta)[0],
+                               info=dict(info, route="blocks"))
+        if n > WORST_M_MAX_N:
+            raise ValueError(f"n must be <= {WORST_M_MAX_N} for --m worst with compositions > 1 (the worst "
+                             f"case composes one pair per m, (n-1)//2 + 1 = {(n - 1) // 2 + 1} of them here), "
+                             f"got n={n}; one round (compositions=1) takes n up to 1e7.")
         pairs = tuple(PairModel(*pair_plds(n, mm, q), tail_cut=2 * TAIL, max_loss=_max_loss(q))
                       for mm in range((n - 1) // 2 + 1))
-        return WorstCase(pairs, info=info)
+        return WorstCase(pairs, info=dict(info, route="every m"))
     n, m, q = _check(n, m, q, n_lo=1)
     if m > n - 1:
         raise ValueError(f"m must be an integer in [0, {n - 1}], got m={m}.")
@@ -276,7 +288,9 @@ register(Mechanism(
     params=(Param("n", int, "number of users, the differing one included (>= 1)", lo=1, hi=10 ** 7),
             Param("q", float, "flip probability, in (0, 1/2]", lo=0.0, hi=0.5, lo_open=True, more_private="up"),
             Param("m", object, "ones among the other n-1 users (default 0), or 'worst': the max over every m "
-                  f"in 0..n-1, the mechanism's guarantee (n <= {WORST_M_MAX_N})", default=0, parse=_m_arg)),
+                  f"in 0..n-1, the mechanism's guarantee (one round: any n; compositions: n <= {WORST_M_MAX_N})",
+                  default=0, parse=_m_arg)),
     build=bitflip_model,
+    uses=("compositions",),
     example={"n": 12, "q": 0.1, "m": 3},
 ))
