@@ -59,6 +59,7 @@ from shuffle_lib.core import validate as v
 from shuffle_lib.core.pld import PLD
 from shuffle_lib.core.types import Bracket, DirectModel, PairModel, WorstCase
 from shuffle_lib.mechanisms.clones.compose import clone_plds
+from shuffle_lib.mechanisms.krr import krr_model
 
 NeighboringRelation = privacy_accountant.NeighboringRelation
 CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
@@ -67,6 +68,7 @@ MAX_DP_POINTS = 100_000     # atoms of a dp_accounting PLD at most (its builders
 MAX_ASYMMETRIC = 4          # events with two different directions: 2^(m-1) orientations composed
 """At most this many events whose two directions differ (2^(m-1) relative orientations are composed)."""
 CLONES = "ldp-shuffle"      # a DirectModel whose PLDs are public (clone_plds): composes with others
+KRR = ("krr-strong", "krr-weak")   # one round streamed (a DirectModel) at large n; krr_model gives the PLD pair
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, init=False)
@@ -276,7 +278,7 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
             return (f"ShuffledEvent({event.mechanism!r}) is a worst case over {len(model.pairs)} pairs: the max "
                     "over pairs of a composition is not one pair's, so it composes only with itself; "
                     "compose it alone, or fix the neighbouring configuration (one pair).")
-        if isinstance(model, DirectModel) and event.mechanism != CLONES:
+        if isinstance(model, DirectModel) and event.mechanism not in (CLONES, *KRR):
             return (f"ShuffledEvent({event.mechanism!r}) has its own certified method (no PLDs): "
                     "it composes only with itself.")
         return None
@@ -309,6 +311,8 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
         for e, c in self._events:
             if isinstance(e, ShuffledEvent):
                 model = self._model(e)
+                if isinstance(model, DirectModel) and e.mechanism in KRR:   # one round streamed: its PLD pair
+                    model = krr_model(e.mechanism.split("-", 1)[1], **e.values)
                 if isinstance(model, PairModel):
                     low = (model.pq, model.qp) if model.pq_lower is None else (model.pq_lower, model.qp_lower)
                     out.append(_Round(model.pq, model.qp, *low, c, model.tail_cut))

@@ -228,7 +228,8 @@ PMF_RTOL = 1e-12   # relative error allowed for a computed PMF atom and its loss
 def certified_lower(pld: PLD, eps: float) -> float:
     """A certified lower end of delta_{P/Q}(eps) for a PLD built from computed PMFs: the hockey
     stick minus 1e-12 of the P-mass with loss > eps - 1e-9 (each atom's P(1 - e^(eps-L)) is off by
-    at most P (1e-14 + |error of L|), and |error of L| <= 1e-16 (|log P| + |log Q|) < 1e-12)."""
+    at most P (1e-14 + abs(error of L)), and abs(error of L) <= 1e-16 (abs(log P) + abs(log Q)),
+    below 1e-12)."""
     j = int(np.searchsorted(pld.losses, eps - 1e-9, side="right"))
     return max(0.0, hockey_stick(pld, eps) - PMF_RTOL * math.fsum(pld.probs[j:]) - pld.losses.size * 1e-300)
 
