@@ -48,7 +48,7 @@ def _revealed_pair(dec: Decomposition, n: int) -> tuple[int, Pair]:
 
 
 def _three_category(dec: Decomposition) -> bool:
-    return dec.c > 0 and dec.mass < 1.0
+    return dec.c > 0 and dec.mass + dec.r < 1.0
 
 
 @functools.lru_cache(maxsize=32)
@@ -70,7 +70,11 @@ class _Blocks:
         edges = np.unique(np.linspace(lo, hi + 1, min(blocks, hi - lo + 1) + 1).astype(np.int64))
         pm = binom.pmf(np.arange(lo, hi + 1), N, tau)
         self.mass = np.add.reduceat(pm, edges[:-1] - lo)
-        self.pair = general_pair(min(2 * dec.a / tau, 1 - 1e-16), dec.beta + dec.s, dec.s, "randomizer-3cat")
+        keep = 1.0 - dec.r                       # the differing user not in the revealed part
+        u = min((dec.beta + dec.s) / keep, 1.0)
+        self.keep = keep
+        self.pair = general_pair(min(2 * dec.a / tau, 1 - 1e-16), u, max(0.0, min(dec.s / keep, 1.0 - u)),
+                                 "randomizer-3cat")
         # block i is bounded by its first n' (upper) and by the next block's first (lower: delta
         # decreases in n', and that n' is larger than every n' of block i): B + 1 evaluations
         ts = [int(t) for t in edges + 1]
@@ -93,8 +97,8 @@ class _Blocks:
         err = 1e-12 * (np.add.reduceat(self.ps * tp, self.starts) + e * np.add.reduceat(self.ps * tq, self.starts)) \
             + self.sizes * 1e-307
         lo_t, hi_t = np.maximum(0.0, val - err), np.minimum(1.0, val + err + self.cut)
-        hi = math.fsum(self.mass * hi_t[:-1]) + self.out
-        lo = math.fsum(self.mass * lo_t[1:])
+        hi = (math.fsum(self.mass * hi_t[:-1]) + self.out) * self.keep
+        lo = math.fsum(self.mass * lo_t[1:]) * self.keep
         return max(0.0, lo * (1 - 1e-12)), min(1.0, hi * (1 + 1e-12))
 
     def plds(self, compositions: int, accuracy: float) -> PLD:
@@ -108,10 +112,16 @@ class _Blocks:
         size = max(int(i.max()) for i in idx if i.size) - k0 + 1
         probs = np.zeros(size)
         for i, p, m in zip(idx, parts, self.mass):
-            probs += np.bincount(i - k0, weights=p.probs * m, minlength=size)
-        inf = math.fsum([p.inf_mass * m for p, m in zip(parts, self.mass)]) + self.out
-        keep = probs > 0
-        return pld_from_losses((np.arange(size)[keep] + k0) * h, probs[keep], min(1.0, inf))
+            probs += np.bincount(i - k0, weights=p.probs * m * self.keep, minlength=size)
+        inf = (math.fsum([p.inf_mass * m for p, m in zip(parts, self.mass)]) + self.out) * self.keep
+        nz = probs > 0
+        losses, probs = (np.arange(size)[nz] + k0) * h, probs[nz]
+        if self.keep < 1.0:                      # the revealed part: an atom at loss 0
+            losses, probs = np.append(losses, 0.0), np.append(probs, 1.0 - self.keep)
+            order = np.argsort(losses, kind="stable")
+            losses, probs = losses[order], probs[order]
+        return pld_from_losses(losses, probs, min(1.0, inf))
+
 
 BLOCKS = 16        # blocks of T for one round's delta (relative width ~ 1/BLOCKS of the T-variation)
 PLD_BLOCKS = 8     # blocks of T for a composed PLD
@@ -119,7 +129,11 @@ PLD_BLOCKS = 8     # blocks of T for a composed PLD
 
 def upper_delta(dec: Decomposition, n: int, eps: float) -> float:
     """The certified upper end of delta(eps), one round (the three-category pair of
-    :mod:`.decompose`; with c = 0, (beta + 2s) delta_full(eps))."""
+    :mod:`.decompose`; with c = 0, (beta + 2s) delta_full(eps)): the least over the splits of W."""
+    return min(_upper_delta_one(x, n, eps) for x in dec.options())
+
+
+def _upper_delta_one(dec: Decomposition, n: int, eps: float) -> float:
     if _three_category(dec):
         return _blocks(dec, n, BLOCKS).delta(eps)[1]
     nn, pair = _revealed_pair(dec, n)
@@ -154,7 +168,18 @@ def _upper_eps_search(f, delta: float, lo: float, hi: float) -> float:
 
 def upper_epsilon(dec: Decomposition, n: int, delta: float) -> float:
     """The certified upper end of eps(delta), one round: an eps whose certified delta upper
-    end is <= delta (bisection between 0 and the c = 0 pair's eps, an upper bound)."""
+    end is <= delta (bisection between 0 and the c = 0 pair's eps, an upper bound); the least
+    over the splits of W."""
+    return min(_upper_epsilon_one(x, n, delta) for x in dec.options())
+
+
+def _best_option(dec: Decomposition, n: int) -> Decomposition:
+    """The split of W with the smallest one-round eps at delta = 1e-6 (for composing)."""
+    opts = dec.options()
+    return opts[0] if len(opts) == 1 else min(opts, key=lambda x: _upper_epsilon_one(x, n, 1e-6))
+
+
+def _upper_epsilon_one(dec: Decomposition, n: int, delta: float) -> float:
     if delta >= dec.mass:
         return 0.0
     nn, pair = _revealed_pair(dec, n)
@@ -173,7 +198,8 @@ def upper_epsilon(dec: Decomposition, n: int, delta: float) -> float:
 def upper_pld(dec: Decomposition, n: int, compositions: int, accuracy: float) -> PLD:
     """A PLD dominating one round (for composing): the three-category pair's, block by block
     (each block's pair at its smallest n'), or with c = 0 the full pair's dominating PLD scaled
-    by beta + 2s plus an atom at loss 0 of mass 1 - beta - 2s."""
+    by beta + 2s plus an atom at loss 0 of mass 1 - beta - 2s (the split of W best for one round)."""
+    dec = _best_option(dec, n)
     if _three_category(dec):
         return _blocks(dec, n, PLD_BLOCKS).plds(compositions, accuracy)
     nn, pair = _revealed_pair(dec, n)
@@ -307,6 +333,7 @@ def randomizer_model(n: int, family: str = "matrix", matrix: Sequence[Sequence[f
     decs, e0 = decompositions(family, matrix, k, d, eps0)
     info = {"eps0": e0 if math.isfinite(e0) else "inf", "decomposition": [
         {"pair": list(x.pair) if x.pair else "any", "beta": x.beta, "s": x.s, "a": x.a, "c": x.c,
+         "splits": [list(t) for t in x.alternatives],
          "views": [w.label for w in x.views]} for x in decs]}
     if family in ("olh",):
         info["g"] = olh_g(eps0)

@@ -40,6 +40,15 @@ user's choice of W is revealed and the bound is (beta + 2s) delta_full(eps), del
 the full pair (2a, (beta + s)/(beta + 2s), s/(beta + 2s)).  Shrinking s, a or c keeps the splits
 valid (move the excess into W or LO_y), so all three may be rounded down.
 
+**The revealed split.**  The others may cover part of W well and part badly.  Split
+(1 - beta - 2s) W = M_c W_c + r W_r and let the differing user's draws from W_r be revealed
+(the same law under both inputs): the theorem holds with W_c in place of W and the view
+(A, B, V, I_r), and delta <= (1 - r) delta'(eps), delta' the three-category pair with the
+differing user's weights divided by 1 - r and c the others' cover of W_c.  Every split is valid,
+so the upper end is the minimum over the splits tried (the outputs of W whose cover
+rho(o) = min_y (R(y)(o) - a (D0 + D1)(o)) / ((1 - beta - 2s) W(o)) is below a threshold go to W_r;
+the named families use the split their structure suggests).
+
 **The lower view.**  Any function of the shuffled output, on any concrete pair of datasets,
 gives a delta <= the true worst case (post-processing).  This module takes the dataset
 (x, y*, ..., y*) and the counts of outputs in T0 subset S0 and T1 subset S1, the outputs where
@@ -53,6 +62,7 @@ k(k-1)/2 unordered pairs (both orders give the same beta, s, a).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
@@ -98,6 +108,13 @@ class Decomposition:
     c: float
     views: tuple[View, ...]
     pair: tuple[int, int] | None = None
+    r: float = 0.0                                   # the differing user's revealed part of W
+    alternatives: tuple[tuple[float, float], ...] = ()   # other valid (c, r) splits of W
+
+    def options(self) -> list[Decomposition]:
+        """This split and every alternative (c, r) one: each gives a valid upper end, so the
+        bound is their minimum (module docstring, the revealed split)."""
+        return [self] + [dataclasses.replace(self, c=c, r=r, alternatives=()) for c, r in self.alternatives]
 
     @property
     def mass(self) -> float:
@@ -180,11 +197,17 @@ def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
     a_y = ratios.min(axis=1)
     a = float(a_y.min()) * SHRINK
     W = np.maximum(m - s * np.where(S, D, 0.0), 0.0)    # (1 - beta - 2s) W, the common remainder
-    c = 0.0
+    c, alternatives = 0.0, []
     if W.sum() > 0:
         used = W > 0
         rest = R[:, used] - a * np.where(S, D, 0.0)[used]
-        c = max(0.0, float(np.min(rest / W[used])) * (1.0 - beta - 2 * s)) * SHRINK
+        rho = np.maximum(np.min(rest / W[used], axis=0), 0.0)     # the others' cover of each output of W
+        M = 1.0 - beta - 2 * s
+        c = max(0.0, float(rho.min()) * M) * SHRINK
+        wu = W[used]
+        for tau in np.unique(rho)[1:6]:              # reveal the outputs covered less than tau
+            r = math.fsum(wu[rho < tau])
+            alternatives.append((max(0.0, float(tau) * (M - r)) * SHRINK, min(r * (1 + 1e-12), M)))
     views = []
     best = a_y <= a_y.min() * (1 + 1e-12)
     third = [y for y in range(R.shape[0]) if best[y] and y not in (i, j)]
@@ -197,7 +220,7 @@ def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
                      math.fsum(P1[T0]), math.fsum(P1[T1]), f"others all x{y}, counts on {label} of S0/S1")
             if all((w.r0, w.r1, w.u0, w.w0, w.u1, w.w1) != (x.r0, x.r1, x.u0, x.w0, x.u1, x.w1) for x in views):
                 views.append(w)
-    return Decomposition(beta, s, a, c, tuple(views), (i, j))
+    return Decomposition(beta, s, a, c, tuple(views), (i, j), alternatives=tuple(alternatives))
 
 
 def matrix_decompositions(R: Sequence[Sequence[float]] | np.ndarray) -> list[Decomposition]:
@@ -268,17 +291,23 @@ def family_decomposition(family: str, eps0: float, k: int = 0, d: int = 0) -> De
         p = 1 / (1 + math.exp(-eps0 / 2))
         q = 1 - p
         beta, s, tau, c = p - q, q * q, p, 2 * q ** 3 / p
+        alt = (p * q, p * q)              # reveal W's part with bits x0 = x1 = 1, others cover the rest fully
     elif family == "oue":
         q = 1 / (e + 1)
         beta, s, tau, c = (1 - 2 * q) / 2, q / 2, 1 - q, q / (2 * (1 - q))
+        alt = ((1 - q) / 2, q / 2)        # the same split
     elif family in ("olh", "blh"):
         g = olh_g(eps0) if family == "olh" else 2
         theta, Z = 1 - 1 / g, e + g - 1
         beta, s, tau = theta * (e - 1) / Z, theta / Z, theta
         c = (1 - beta - 2 * s) / e
+        hit = e / (g * Z)                 # reveal W's outputs h(x0) = h(x1) = y (cover 1/e); the rest cover 1
+        alt = (1 - beta - 2 * s - hit, hit)
     else:  # hr: others all x0 ^ x1, whose C lies outside S0 u S1 (every output there at the minimum)
         beta, s, tau, c = (e - 1) / (2 * (e + 1)), 1 / (2 * (e + 1)), 1.0, 1 / (2 * e)
+        alt = (1 / (2 * (e + 1)), e / (2 * (e + 1)))   # reveal W's part in C_x0 and C_x1 (cover 1/e)
     r = s * tau
     view = View(r, r, (beta + s) * tau, r, r, (beta + s) * tau, f"others all z, counts on T0 (D0-mass {tau:.6g})")
-    return Decomposition(beta, s * SHRINK, s * SHRINK, c * SHRINK, (view,))
+    return Decomposition(beta, s * SHRINK, s * SHRINK, c * SHRINK, (view,),
+                         alternatives=((alt[0] * SHRINK, min(alt[1] * (1 + 1e-12), 1 - beta - 2 * s)),))
 
