@@ -230,10 +230,7 @@ def test_book_is_built():
 
 # Pages that fail today for a cause outside the build configuration, reported to their owners; strict:
 # the test fails as soon as one is fixed, so the entry is removed with the fix.
-KNOWN_FAILURES = {
-    "chapters/references.html": "references.bib: the title of seed 002 holds '$k$', which the "
-                                "bibliography prints as raw TeX",
-}
+KNOWN_FAILURES: dict[str, str] = {}   # page -> why it fails today (strict xfail); none left
 
 
 def _param(p: pathlib.Path):
