@@ -7,6 +7,7 @@ wrong answer.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 
@@ -77,3 +78,17 @@ def pmf(name: str, p: Sequence[float] | np.ndarray) -> np.ndarray:
     if abs(total - 1.0) > PMF_TOL:
         raise ValueError(f"{name} must sum to 1 (within {PMF_TOL:g}), got sum={total!r}.")
     return arr
+
+
+def json_file(option: str, path: str) -> object:
+    """The parsed JSON of the file ``path`` given as ``option`` (ValueError naming the option when
+    the file cannot be read or is not JSON; NaN and infinities are refused, as JSON has none)."""
+    def _no_constant(name):
+        raise ValueError(f"{option}: {path!r} holds {name}, which is not a JSON number.")
+    try:
+        with open(path) as fh:
+            return json.load(fh, parse_constant=_no_constant)
+    except OSError as e:
+        raise ValueError(f"{option}: cannot read {path!r}: {e.strerror}.") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{option}: {path!r} is not valid JSON ({e.msg}, line {e.lineno}).") from None

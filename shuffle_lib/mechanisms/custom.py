@@ -3,21 +3,14 @@
 
 from __future__ import annotations
 
-import json
-
+from shuffle_lib.core import validate as v
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import PairModel
 
 
 def load_pmfs(path: str) -> tuple[list, list]:
     """(p, q) from a JSON file ``{"p": [...], "q": [...]}`` (ValueError naming ``--pmfs`` otherwise)."""
-    try:
-        with open(path) as fh:
-            data = json.load(fh)
-    except OSError as e:
-        raise ValueError(f"--pmfs: cannot read {path!r}: {e.strerror}.") from None
-    except json.JSONDecodeError as e:
-        raise ValueError(f"--pmfs: {path!r} is not valid JSON ({e.msg}, line {e.lineno}).") from None
+    data = v.json_file("--pmfs", path)
     if not isinstance(data, dict) or "p" not in data or "q" not in data:
         raise ValueError(f'--pmfs: {path!r} must hold an object {{"p": [...], "q": [...]}}.')
     return data["p"], data["q"]

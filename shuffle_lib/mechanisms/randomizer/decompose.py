@@ -63,7 +63,6 @@ k(k-1)/2 unordered pairs (both orders give the same beta, s, a).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -148,13 +147,7 @@ def check_matrix(matrix: object, name: str = "matrix") -> np.ndarray:
 
 def load_matrix(path: str) -> np.ndarray:
     """The matrix of a JSON file ``{"matrix": [[...], ...]}`` (ValueError naming ``--matrix``)."""
-    try:
-        with open(path) as fh:
-            data = json.load(fh)
-    except OSError as e:
-        raise ValueError(f"--matrix: cannot read {path!r}: {e.strerror}.") from None
-    except json.JSONDecodeError as e:
-        raise ValueError(f"--matrix: {path!r} is not valid JSON ({e.msg}, line {e.lineno}).") from None
+    data = v.json_file("--matrix", path)
     if not isinstance(data, dict) or "matrix" not in data:
         raise ValueError(f'--matrix: {path!r} must hold an object {{"matrix": [[...], ...]}}.')
     return check_matrix(data["matrix"], "--matrix")
