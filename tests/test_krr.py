@@ -356,7 +356,7 @@ def test_validation_misc():
 
 
 def test_extremes():
-    """n = 1e7: a clear error for the exact PLDs and for A_w, a certified bracket for A_s (binned);
+    """n = 1e7: a clear error for the exact PLDs and for two rounds of A_w, a certified bracket for A_s;
     delta = 1e-300: eps = inf for A_s (delta(inf) > 0)."""
     with pytest.raises(ValueError, match="too large"):
         krr.strong_pld(10 ** 7, 0.25, 4)
@@ -364,8 +364,8 @@ def test_extremes():
         krr.weak_pld(10 ** 7, 0.25, 4)
     br = krr.epsilon_bracket("strong", 100, 0.25, 4, [1e-300])[0]
     assert br.lower == br.upper == math.inf
-    with pytest.raises(ValueError, match="too large"):
-        krr.delta_bracket("weak", 10 ** 7, 0.25, 4, [1.0])
+    with pytest.raises(ValueError, match="too large"):   # one round streams (issue 14); two rounds need the PLD
+        krr.delta_bracket("weak", 10 ** 7, 0.25, 4, [1.0], compositions=2)
     br = krr.epsilon_bracket("strong", 10 ** 7, 0.25, 4, [1e-6])[0]   # certified binned pair
     assert 0 < br.lower <= br.upper <= krr.balle_epsilon(10 ** 7, 0.25, 4, 1e-6)
 

@@ -178,7 +178,8 @@ def test_the_registry_is_complete_whoever_asks():
     r = _python("from shuffle_lib.core import registry\nprint(','.join(registry.names()))")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[0].split(",") == ["rr", "custom", "krr-strong", "krr-weak", "ldp-shuffle",
-                                              "ldp-shuffle-subsampled", "histogram-krr", "bitflip", "fake-records"]
+                                              "ldp-shuffle-subsampled", "histogram-krr", "bitflip", "fake-records",
+                                              "randomizer"]
 
 
 def test_every_public_name_resolves():

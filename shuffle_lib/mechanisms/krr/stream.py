@@ -155,16 +155,18 @@ def delta_streamed(adversary: Adversary, n: int, gamma: float, k: int, eps: np.n
                    tail: float = STREAM_TAIL) -> list[Bracket]:
     """Certified brackets for the tight one-round delta(eps) of shuffled k-RR, streamed (seed 000 Thm 5
     on Def. 7 / Def. 9).  Where the cut ``tail`` exceeds 1e-4 of a lower end, those eps are redone
-    with the tail at 1e-6 of the smallest (1e-30 where a lower end is 0)."""
+    with the tail at 1e-6 of its lower end (1e-18 of the tail where that is 0), up to four times."""
     n, gamma, k = check_params(n, gamma, k)
     eps = v.reals("eps", eps, lo=0.0)
     low = _lower(adversary, n, gamma, k, eps, tail)
     tails = np.full(eps.size, tail)
-    redo = _cut(adversary, gamma, tail) > 1e-4 * low
-    if np.any(redo):
-        smallest = float(np.min(low[redo]))
-        tails[redo] = max(1e-300, 1e-6 * smallest) if smallest > 0 else 1e-30
-        low[redo] = _lower(adversary, n, gamma, k, eps[redo], float(tails[redo][0]))
+    for _ in range(4):   # each eps on its own: 1e-6 of its lower end, or 1e-18 of its tail while that is 0
+        redo = np.flatnonzero((_cut(adversary, gamma, tails) > 1e-4 * low) & (tails > 1e-300))
+        if redo.size == 0:
+            break
+        for i in redo:
+            tails[i] = max(1e-300, 1e-6 * low[i] if low[i] > 0 else 1e-18 * tails[i])
+            low[i] = _lower(adversary, n, gamma, k, eps[i:i + 1], float(tails[i]))[0]
     return [Bracket(x * (1.0 - ROUND), min(1.0, x * (1.0 + ROUND) + _cut(adversary, gamma, t)))
             for x, t in zip(low, tails)]
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_logpmf, binom_window
 from shuffle_lib.core.pld import PLD, hockey_stick
@@ -291,6 +292,8 @@ register(Mechanism(
                   f"in 0..n-1, the mechanism's guarantee (one round: any n; compositions: n <= {WORST_M_MAX_N})",
                   default=0, parse=_m_arg)),
     build=bitflip_model,
+    rdp=lambda params, orders: evaluate.rdp_brackets(      # the every-m pairs (one round is a DirectModel)
+        bitflip_model(**params, compositions=2 if params["m"] == "worst" else 1), orders),
     uses=("compositions",),
     example={"n": 12, "q": 0.1, "m": 3},
 ))
