@@ -109,8 +109,8 @@ def _sue(d, e0):
 def _oue(d, e0):
     q = 1 / (math.exp(e0) + 1)
     outs = list(itertools.product((0, 1), repeat=d))
-    return np.array([[math.prod((0.5 if j == x else (q if b else 1 - q)) if (j != x or True) else 0
-                                for j, b in enumerate(o)) for o in outs] for x in range(d)])
+    return np.array([[math.prod(0.5 if j == x else (q if b else 1 - q) for j, b in enumerate(o)) for o in outs]
+                     for x in range(d)])
 
 
 def _lh(d, e0, g):
@@ -122,7 +122,6 @@ def _lh(d, e0, g):
 
 
 def _hr(d, e0):
-    K = 1 << (d + 1).bit_length() if (d + 1) & d else d + 1
     K = 1 << math.ceil(math.log2(d + 1))
     H = np.array([[(-1) ** bin(i & j).count("1") for j in range(K)] for i in range(K)])
     e = math.exp(e0)

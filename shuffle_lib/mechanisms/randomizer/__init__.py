@@ -26,7 +26,7 @@ from shuffle_lib.core.pld import PLD, hockey_stick, pld_from_losses, pld_from_pm
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, PairModel, WorstCase
 from shuffle_lib.mechanisms.clones.compose import clone_plds
-from shuffle_lib.mechanisms.clones.pairs import (MAX_N, Pair, clone_top_loss, conditional_tails, delta_bracket_single,
+from shuffle_lib.mechanisms.clones.pairs import (MAX_N, Pair, conditional_tails, delta_bracket_single,
                                                  epsilon_bracket_single, general_pair, loss_threshold, prepare)
 from shuffle_lib.mechanisms.randomizer.decompose import (FAMILIES, Decomposition, View, check_matrix,
                                                        family_decomposition, load_matrix, matrix_decompositions,
@@ -84,7 +84,6 @@ class _Blocks:
         sizes = np.array([p[0].size for p in preps])
         self.starts, self.sizes = np.r_[0, np.cumsum(sizes)[:-1]], sizes
         self.first = edges[:-1] + 1
-        self.top = clone_top_loss(int(edges[-1]), 0.0, self.pair)
 
     def delta(self, eps: float) -> tuple[float, float]:
         """Certified (lower, upper) of the three-category pair's delta(eps): every n' of the
