@@ -272,3 +272,34 @@ def test_cli_pairs_differ():
         assert row["delta_lower"] <= exact.upper and exact.lower <= row["delta_upper"]
         vals[pr] = row["delta_upper"]
     assert vals["stronger"] < vals["fmt21"] < vals["koskela"]
+
+
+def brute_no_w_pair(n, p, u):
+    """(P, Q) atoms of a pair whose differing user reports x0 w.p. u and nothing else (w = 0: the
+    koskela form with q = u), from the definition: C ~ Bin(n-1, p) clones split evenly."""
+    out = {}
+    for c in range(n):
+        for a in range(c + 1):
+            wgt = binom.pmf(c, n - 1, p) * binom.pmf(a, c, 0.5)
+            for dl, pd in ((1, u), (0, 1 - u)):
+                out.setdefault((a + dl, c - a), [0.0, 0.0])[0] += wgt * pd
+                out.setdefault((a, c - a + dl), [0.0, 0.0])[1] += wgt * pd
+    return np.array(list(out.values()))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 10, 40])
+def test_top_loss_is_above_every_finite_loss(n):
+    """clone_top_loss is where the tail cut's dropped mass goes: it must not lie below any finite
+    loss.  The koskela case once dropped the 1 + and the S = n atoms (0.760 < 1.144 at n = 2)."""
+    from shuffle_lib.mechanisms.clones.pairs import PAIRS as PAIR_DECL, general_pair
+    cases = [(PAIR_DECL["koskela"], e0, math.exp(-e0), math.exp(e0) / (1 + math.exp(e0))) for e0 in (0.1, 0.5, 1, 3, 8)]
+    cases += [(general_pair(pc, u, 0.0), None, pc, u) for pc in (0.3, 0.9) for u in (0.01, 0.6)]
+    for pr, e0, pc, u in cases:
+        PQ = brute_no_w_pair(n, pc, u)
+        fin = (PQ[:, 0] > 0) & (PQ[:, 1] > 0)
+        top = np.max(np.log(PQ[fin, 0] / PQ[fin, 1]))
+        assert clones.clone_top_loss(n, e0 if e0 is not None else 1.0, pr) >= top, (pr, e0, n)
+    for pair in ("fmt21", "stronger"):
+        P, Q, _ = brute_pair(n, 2.0, pair)
+        fin = (P > 0) & (Q > 0)
+        assert clones.clone_top_loss(n, 2.0, PAIR_DECL[pair]) >= np.max(np.log(P[fin] / Q[fin])) - 1e-12

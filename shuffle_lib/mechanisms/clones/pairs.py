@@ -351,9 +351,19 @@ def _root(prep, delta, top, x=0.0):
 
 
 def clone_top_loss(n: int, eps0: float, pr: Pair) -> float:
-    """An eps above every finite loss: eps0 for the full pairs, the loss at (n-1, 0) otherwise.
+    """An eps above every finite loss of the pair at n users (where the tail cut's dropped mass goes).
 
-    Source: seed 000 eq. 5.5 (koskela) and Feldman et al. 2021 (full pairs: loss <= eps0).
+    Full pairs: eps0.  Fixed-weight pairs: the three cases below.  koskela (al = w_s, be = 0,
+    ga = 1 - w_s): at S = s < n the largest finite loss is log(1 + 2 w_s/(1 - w_s)) at a = s, and
+    w_s/(1 - w_s) = 1/odds_s grows with s, so s = n - 1 gives the largest; at S = n (w = 1,
+    ga = 0) the finite losses are log(a/(n - a)), largest log(n - 1) at a = n - 1.  The maximum of
+    the two, with a relative margin of 1e-12 for the rounding of log1p and the odds (a few ulps).
+    An earlier version returned log(2 (n-1) e^eps0 (1-p)/p), which drops the 1 + and the S = n
+    case and lay below the largest finite loss at every n <= 100 checked (e.g. 0.760 against 1.144
+    at n = 2, eps0 = 0.5; tests/test_clones.py::test_top_loss_is_above_every_finite_loss).
+
+    Source: seed 000 eq. 5.5 and eq. B.6 (the odds; koskela) and Feldman et al. 2021 (full pairs:
+    loss <= eps0).
     """
     if pr.weights is not None:
         p, u, w = pr.weights
@@ -363,14 +373,19 @@ def clone_top_loss(n: int, eps0: float, pr: Pair) -> float:
             return 0.0
         if u == 1.0:   # al = 1, be = ga = 0: the loss log(a/(s-a)) is largest at a = s-1 <= n-1
             return math.log(max(n - 1, 1)) * (1 + 1e-12) + 1e-12
-        # w = 0: the largest finite loss is log(1 + 2 al/ga) at a = s = n-1
+        # w = 0: log(1 + 2 al/ga) at a = s = n-1, or log(n-1) at S = n (al = 1, ga = 0), as koskela
         x = 2 * u / (1 - u) * max(n - 1, 1) * (1 - p) / p
-        return math.log1p(x) * (1 + 1e-12) + 1e-12
+        return max(math.log1p(x), math.log(max(n - 1, 1))) * (1 + 1e-12) + 1e-12
     if pr.full:
         return eps0
-    # koskela: the loss log(2 w/(1-w)) at a = s = n-1, w from the odds in shared_weights
-    p = clone_probability(eps0, pr.name)
-    return math.log(2 * max(n - 1, 1) * math.exp(eps0) * (1 - p) / p) * (1 + 1e-12) + 1e-12
+    # koskela: log1p(2/odds) at a = s = n-1 (odds as in shared_weights), or log(n-1) at S = n
+    top = 0.0                                      # n = 1: the atoms have losses 0, -inf, +inf only
+    if n >= 2:
+        top = math.log(n - 1)
+        p, u, w0 = _puw(eps0, pr)
+        odds = _rest(eps0, pr) / (u + w0) / (n - 1) * p / (1 - p)
+        top = max(top, math.log1p(2.0 / odds))
+    return top * (1 + 1e-12) + 1e-12
 
 
 def decomposition_holds(R: Sequence[Sequence[float]] | np.ndarray, eps0: float, pair: str = "fmt21",
