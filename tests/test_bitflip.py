@@ -372,8 +372,8 @@ def test_cli_worst_m_is_the_max_over_every_m():
         for r, x in zip(out["results"], exact):
             assert r["delta_lower"] <= x * (1 + 1e-12) and x <= r["delta_upper"] * (1 + 1e-12), (K, r, x)
         assert out["params"]["m"] == "worst"
-    with pytest.raises(ValueError, match="n must be <= 400 for --m worst with compositions > 1"):
-        cli.run(["delta", "bitflip", "--n", "1000", "--q", "0.1", "--m", "worst", "--eps", "1", "--compositions", "2"])
+    big = bf.bitflip_model(1000, 0.1, "worst", 2)      # no n <= 400 limit since the composed blocks
+    assert big.info["route"] == "blocks of composed pairs" and bf.COMPOSED_MAX_PAIRS < 1000 // 2
     with pytest.raises(SystemExit):     # argparse: "argument --m: invalid m (an integer or 'worst') value"
         cli.run(["delta", "bitflip", "--n", "10", "--q", "0.1", "--m", "wrst", "--eps", "1"])
 
@@ -537,3 +537,23 @@ def test_cli_worst_m_at_the_sizes_of_chapter_5():
         assert out["params"]["route"] == "blocks"
         assert r["eps_upper"] - r["eps_lower"] <= 0.01 * r["eps_upper"], r
         assert r["eps_lower"] >= epsilon_exact(*bf.pair_pmfs(n, 0, q, 1e-40), 1e-6) * (1 - 1e-9) - 1e-15, r
+
+
+@pytest.mark.parametrize("n, q, K", [(101, 0.1, 2), (70, 0.3, 3)])
+def test_composed_worst_blocks_bracket_the_exhaustive_max(n, q, K):
+    """--m worst with compositions > 1 by blocks of m (the post-processing bound holds round by
+    round): lower <= max over every m in 0..n-1 of the exact K-fold product's delta <= upper, with
+    blocks wider than one m at these n (M + 1 >= 32)."""
+    from shuffle_lib.mechanisms.mixnet.bitflip import _composed_worst
+    from shuffle_lib.pld import product_pmfs
+    eps = [0.3, 1.0]
+    exact = np.zeros(len(eps))
+    for m in range(n):
+        P, Q = product_pmfs(*bf.pair_pmfs(n, m, q), K)
+        exact = np.maximum(exact, delta_exact(P, Q, eps))
+    br, info = _composed_worst(n, q, K, "delta", eps)
+    assert info["widest_block"] > 1 or info["pairs"] < (n - 1) // 2 + 1, info
+    for b, x in zip(br, exact):
+        assert b.lower <= x * (1 + 1e-12) and x <= b.upper * (1 + 1e-12), (b, x)
+    assert all(b.upper - b.lower <= 0.05 * b.upper for b in br), br
+
