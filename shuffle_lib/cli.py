@@ -28,14 +28,17 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 import time
+from collections.abc import Sequence
 
 from shuffle_lib.core import evaluate, registry
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.calibrate import search
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.registry import Mechanism, Param
+from shuffle_lib.core.renyi import LAM_MAX
 from shuffle_lib.core.types import Model
 
 VERBS = {
@@ -93,7 +96,8 @@ def _parser() -> argparse.ArgumentParser:
                 _run_options(mp)
             elif verb == "rdp":
                 _add_params(mp, mech)
-                mp.add_argument("--order", type=float, nargs="+", required=True, dest="orders")
+                mp.add_argument("--order", type=float, nargs="+", required=True, dest="orders",
+                                help=f"Renyi orders, each in (1, {LAM_MAX:g}]")
                 mp.add_argument("--json", action="store_true", help="print one JSON object")
             else:
                 _add_params(mp, mech)
@@ -211,7 +215,7 @@ def run_rdp(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     else the generic route :func:`shuffle_lib.core.evaluate.rdp_brackets` on the PLDs it builds."""
     a = _parser().parse_args(["rdp", *argv])
     mech = registry.get(a.mechanism)
-    orders = v.reals("order", a.orders, lo=1.0, lo_open=True)
+    orders = v.reals("order", a.orders, lo=1.0, hi=LAM_MAX, lo_open=True)
     t0 = time.perf_counter()
     values = mech.checked(_values(a, mech))
     if mech.rdp is not None:
@@ -234,6 +238,25 @@ def _table(out: dict) -> str:
     return "\n".join(lines)
 
 
+RUN_OPTIONS = {"compositions": "--compositions", "accuracy": "--accuracy", "eps": "--eps", "delta": "--delta",
+               "order": "--order", "lam": "--order", "solve": "--solve"}
+"""The library's argument names the command line spells differently (``lam`` is ``--order``)."""
+
+
+def user_words(message: str, argv: Sequence[str]) -> str:
+    """``message`` with each argument name the library used replaced by the option the user wrote:
+    ``n_x0 must be ..., got n_x0=nan`` becomes ``--n-x0 must be ..., got --n-x0=nan`` (issue 17:
+    errors named ``lam`` for ``--order``).  Only a name followed by `` must`` or ``=`` is replaced,
+    so prose that happens to contain the word is left alone."""
+    names = dict(RUN_OPTIONS)
+    mech = next((x for x in argv[:2] if x in registry.names()), None)
+    if mech is not None:
+        names.update({p.name: p.option for p in registry.get(mech).params})
+    for name, option in names.items():
+        message = re.sub(rf"(?<![\w.\[-]){re.escape(name)}(?=\s+must\b|=)", option, message)
+    return message
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m shuffle_lib``: print the result, return the exit code (2 on bad input)."""
     argv = sys.argv[1:] if argv is None else argv
@@ -254,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         if bad:
             raise ValueError(f"internal error: NaN in result {bad[0]} (please report).")
     except (ValueError, OverflowError) as e:
-        sys.stderr.write(f"error: {e}\n".replace("\n", " ").rstrip() + "\n")
+        sys.stderr.write(f"error: {user_words(str(e), argv)}\n".replace("\n", " ").rstrip() + "\n")
         return 2
     print(json.dumps(out) if a.json else _table(out))
     return 0

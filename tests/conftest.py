@@ -27,6 +27,11 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # refresh_notebooks is importable by the tests
 
 import execute_chapters  # noqa: E402  (after the path insert)
+from hypothesis import settings  # noqa: E402
+
+# ``pytest --hypothesis-profile=deep tests/test_certified_edges.py``: the adversarial strategies
+# scale their case counts by max_examples / 100 (test_certified_edges.examples), ~10^4 cases in all
+settings.register_profile("deep", max_examples=10_000, deadline=None)
 
 HERE = pathlib.Path(__file__).resolve().parent
 NOTEBOOKS = HERE / "notebooks"

@@ -80,15 +80,64 @@ def pmf(name: str, p: Sequence[float] | np.ndarray) -> np.ndarray:
     return arr
 
 
+JSON_MAX_BYTES = 10 ** 8   # a JSON input file's size limit (100 MB: a 4e6-entry --matrix in full precision)
+JSON_MAX_DEPTH = 8         # a JSON input file's nesting limit (--pmfs needs 2, --matrix 3)
+
+
+def _json_number(option: str, path: str):
+    """parse_float/parse_int for :func:`json_file`: a finite double, else ValueError naming the option."""
+    def parse(text: str) -> float:
+        try:
+            x = float(text)
+        except (ValueError, OverflowError):
+            x = math.inf
+        if not math.isfinite(x):
+            raise ValueError(f"{option}: {path!r} holds the number {text[:40]}, outside the range of a double.")
+        return x
+    return parse
+
+
+def _numbers_only(option: str, path: str, node: object, where: str = "", depth: int = 0) -> None:
+    """Raise ValueError unless ``node`` is numbers in lists and objects, at most JSON_MAX_DEPTH deep."""
+    if depth > JSON_MAX_DEPTH:
+        raise ValueError(f"{option}: {path!r} is nested deeper than {JSON_MAX_DEPTH} levels.")
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _numbers_only(option, path, value, f"{where}.{key}" if where else key, depth + 1)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _numbers_only(option, path, value, f"{where}[{i}]", depth + 1)
+    elif isinstance(node, bool) or not isinstance(node, (int, float)):
+        kind = {str: "a string", bool: "a boolean", type(None): "null"}.get(type(node), type(node).__name__)
+        raise ValueError(f"{option}: {path!r} holds {kind} at {where or 'the top'} ({json.dumps(node)[:40]}); "
+                         "only numbers are allowed.")
+
+
 def json_file(option: str, path: str) -> object:
-    """The parsed JSON of the file ``path`` given as ``option`` (ValueError naming the option when
-    the file cannot be read or is not JSON; NaN and infinities are refused, as JSON has none)."""
+    """The parsed JSON of the file ``path`` given as ``option``: numbers (finite doubles) in lists
+    and objects only, at most ``JSON_MAX_BYTES`` bytes and ``JSON_MAX_DEPTH`` levels deep.  Anything
+    else (an unreadable file, invalid JSON or UTF-8, strings, booleans, null, NaN, Infinity, a
+    number beyond a double's range) is a ValueError naming the option and the file, never a
+    traceback (a deeply nested file raised RecursionError, issue 17)."""
     def _no_constant(name):
         raise ValueError(f"{option}: {path!r} holds {name}, which is not a JSON number.")
     try:
-        with open(path) as fh:
-            return json.load(fh, parse_constant=_no_constant)
+        with open(path, "rb") as fh:
+            raw = fh.read(JSON_MAX_BYTES + 1)
     except OSError as e:
-        raise ValueError(f"{option}: cannot read {path!r}: {e.strerror}.") from None
+        raise ValueError(f"{option}: cannot read {path!r}: {e.strerror or e}.") from None
+    if len(raw) > JSON_MAX_BYTES:
+        raise ValueError(f"{option}: {path!r} is larger than the limit of {JSON_MAX_BYTES / 1e6:g} MB.")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{option}: {path!r} is not UTF-8 text.") from None
+    number = _json_number(option, path)
+    try:
+        data = json.loads(text, parse_constant=_no_constant, parse_float=number, parse_int=number)
     except json.JSONDecodeError as e:
         raise ValueError(f"{option}: {path!r} is not valid JSON ({e.msg}, line {e.lineno}).") from None
+    except RecursionError:
+        raise ValueError(f"{option}: {path!r} is nested deeper than {JSON_MAX_DEPTH} levels.") from None
+    _numbers_only(option, path, data)
+    return data

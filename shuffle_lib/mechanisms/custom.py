@@ -19,13 +19,17 @@ def load_pmfs(path: str) -> tuple[list, list]:
 def custom_model(pmfs: str) -> PairModel:
     """The exact pair read from the file ``pmfs``."""
     p, q = load_pmfs(pmfs)
-    return PairModel.from_pmfs(p, q)
+    try:
+        return PairModel.from_pmfs(p, q)
+    except ValueError as e:
+        raise ValueError(f"--pmfs: {pmfs!r}: {e}") from None
 
 
 register(Mechanism(
     name="custom",
     summary="two PMFs from a JSON file (--pmfs)",
     source="any pair (seed 000 Def. 4: the PLD of a pair)",
-    params=(Param("pmfs", str, 'JSON file {"p": [...], "q": [...]} on one ordered support'),),
+    params=(Param("pmfs", str, 'JSON file {"p": [...], "q": [...]} on one ordered support (numbers only; '
+                  f"at most {v.JSON_MAX_BYTES / 1e6:g} MB)"),),
     build=custom_model,
 ))

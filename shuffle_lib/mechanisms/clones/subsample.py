@@ -122,7 +122,7 @@ register(Mechanism(
     source="seed 001 Sec. 3.4 (subsampled shuffler); the clones coupling extended to subsets, chapter 3",
     params=(N_PARAM, EPS0_PARAM,
             Param("subset", int, "users sampled per round, 1 <= subset <= n", lo=1, hi=10 ** 9)),
-    build=lambda n, eps0, subset: subsampled_model(n, subset, eps0),
+    build=lambda n, eps0, subset: subsampled_model(n, v.integer("subset", subset, lo=1, hi=n), eps0),
     calibration_range=lambda name, fixed: (fixed["subset"], 10 ** 9) if name == "n" else None,  # n >= subset
     example={"n": 200, "eps0": 1.0, "subset": 50},
 ))

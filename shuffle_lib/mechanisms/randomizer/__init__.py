@@ -28,8 +28,8 @@ from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, PairModel, W
 from shuffle_lib.mechanisms.clones.compose import clone_plds
 from shuffle_lib.mechanisms.clones.pairs import (MAX_N, Pair, conditional_tails, delta_bracket_single,
                                                  epsilon_bracket_single, general_pair, loss_threshold, prepare)
-from shuffle_lib.mechanisms.randomizer.decompose import (FAMILIES, Decomposition, View, check_matrix,
-                                                       family_decomposition, load_matrix, matrix_decompositions,
+from shuffle_lib.mechanisms.randomizer.decompose import (FAMILIES, MAX_ENTRIES, MAX_INPUTS, Decomposition, View,
+                                                       check_matrix, family_decomposition, load_matrix, matrix_decompositions,
                                                        matrix_eps0, olh_g)
 
 EXACT_2D_MAX = 1_000_000   # an asymmetric view is enumerated on (#T0, #T1) up to this many atoms
@@ -423,7 +423,8 @@ register(Mechanism(
             Param("family", str, "a named randomiser, or 'matrix' for --matrix", choices=("matrix",) + FAMILIES,
                   default="matrix"),
             Param("matrix", str, 'JSON file {"matrix": [[...], ...]}: one row per input, each a distribution '
-                  "over the outputs", default=""),
+                  f"over the outputs (numbers only; at most {v.JSON_MAX_BYTES / 1e6:g} MB, {MAX_INPUTS} rows, "
+                  f"{MAX_ENTRIES} entries)", default=""),
             Param("k", int, "k-RR: number of values (>= 2)", lo=0, hi=10 ** 9, default=0),
             Param("d", int, "sue/oue/olh/blh/hr: domain size (>= 3)", lo=0, hi=10 ** 9, default=0),
             Param("eps0", float, "the family's LDP parameter, in (0, 30]", lo=0.0, hi=30.0, default=0.0)),
