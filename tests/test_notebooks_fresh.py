@@ -1,7 +1,9 @@
 """The executed copies in tests/notebooks must match their chapters and be fully executed.
 
-nbval only compares cells that carry outputs, so an unexecuted or stale copy would
-make the notebook tests pass vacuously.
+Each chapter is executed once (tests/execute_chapters.py under make test, or by the test itself
+under a plain pytest) and tests/conftest.py compares its outputs with the copy under nbval's
+rules, which skip a reference cell that was never run: an unexecuted copy would make that check
+pass vacuously, and a stale one (other code cells) would compare the wrong outputs.
 """
 
 import json
