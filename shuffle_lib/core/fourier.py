@@ -99,8 +99,8 @@ def _width_estimate(components):
         c = np.cumsum(p.probs)  # atoms in tails of mass <= _TAU are cut anyway: ignore them
         i, j = int(np.searchsorted(c, F._TAU, "right")), int(np.searchsorted(c, c[-1] - F._TAU, "left"))
         s, w = (p.losses[i:j + 1], p.probs[i:j + 1]) if i <= j < p.losses.size else (p.losses, p.probs)
-        mu = float(np.dot(s, w) / max(w.sum(), 1e-300))
-        var = float(np.dot((s - mu) ** 2, w) / max(w.sum(), 1e-300))
+        mu = F._dot(s, w) / max(float(w.sum()), 1e-300)
+        var = F._dot((s - mu) ** 2, w) / max(float(w.sum()), 1e-300)
         b = float(np.max(np.abs(s - mu), initial=0.0))
         t = b * ell / 3 + math.sqrt((b * ell / 3) ** 2 + 2 * count * var * ell)
         span = float(s[-1] - s[0]) if s.size else 0.0
@@ -224,11 +224,17 @@ def epsilon_bracket_one(cg: F.Composed, delta: float) -> Bracket:
     delta = v.probability("delta", delta)
     top = F.top_loss(cg)
     ladder = _ladder(cg, delta)
-    e_up, c_up = min((_bisect(lambda x: F.delta_upper(cg, x, c, fast=True), delta, top)[1], c) for c in ladder)
+    ups = lows = ladder
+    if len(ladder) > 1:   # pick c where it matters (at the eps of a middle c): one search, not one per c
+        e_mid = _bisect(lambda x: F.delta_upper(cg, x, ladder[len(ladder) // 2], fast=True), delta, top)[1]
+        if math.isfinite(e_mid):
+            ups = [min(ladder, key=lambda c: F.delta_upper(cg, e_mid, c, fast=True))]
+            lows = [max(ladder, key=lambda c: F.delta_lower(cg, e_mid, c, fast=True))]
+    e_up, c_up = min((_bisect(lambda x: F.delta_upper(cg, x, c, fast=True), delta, top)[1], c) for c in ups)
     if math.isfinite(e_up):
         e_up = _certify(lambda x: F.delta_upper(cg, x, c_up), e_up, delta, False, top)
     hi = e_up if math.isfinite(e_up) else top
-    e_low, c_low = max((_lower_end(lambda x: F.delta_lower(cg, x, c, fast=True), delta, hi), c) for c in ladder)
+    e_low, c_low = max((_lower_end(lambda x: F.delta_lower(cg, x, c, fast=True), delta, hi), c) for c in lows)
     e_low = _certify(lambda x: F.delta_lower(cg, x, c_low), e_low, delta, True, top)
     if math.isinf(e_up) and F.delta_lower(cg, top, c_low) > delta:
         e_low = math.inf  # delta_lower stays above delta for good: no finite eps
@@ -406,7 +412,8 @@ def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
     for attempt in range(2):
         a = compose(pq, lam=lams[0], **steer)
         b = a if _same(pq, qp) else compose(qp, lam=lams[1], **steer)
-        x, y = epsilon_bracket_one(a, d0), epsilon_bracket_one(b, d0)
+        x = epsilon_bracket_one(a, d0)
+        y = x if b is a else epsilon_bracket_one(b, d0)
         guess = [r.lower if r.lower > 0 else r.upper for r in (x, y)]
         new = tuple(_lam_for_eps(c, e) if math.isfinite(e) else lam
                     for c, e, lam in zip((pq, qp), guess, lams))
@@ -418,5 +425,9 @@ def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
     if fine:
         a = compose(pq, lam=lams[0], **kw)
         b = a if _same(pq, qp) else compose(qp, lam=lams[1], **kw)
-    return [_both(_cap_eps(epsilon_bracket_one(a, d), pq, d, low_pq), _cap_eps(epsilon_bracket_one(b, d), qp, d, low_qp))
-            for d in delta]
+    out = []
+    for d in delta:
+        x = _cap_eps(epsilon_bracket_one(a, d), pq, d, low_pq)
+        same = b is a and (low_pq is None if low_qp is None else low_pq is not None and _same(low_pq, low_qp))
+        out.append(_both(x, x if same else _cap_eps(epsilon_bracket_one(b, d), qp, d, low_qp)))
+    return out

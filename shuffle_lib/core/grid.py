@@ -93,6 +93,7 @@ from shuffle_lib.core.pld import PLD
 _U = 2.0 ** -53
 _FFT_C = 10.0             # constant of the FFT round-off bound (see module docstring)
 _TAU = 1e-16              # mass trimmed per tail per step
+_WIN_TAIL = 1e-18            # tilted mass allowed beyond each end of the one-FFT window (point 6)
 _SNAP = 16 * _U           # relative distance below which a loss counts as on the grid
 _REL_MARGIN = 1e-12       # covers the remaining double rounding (inf-mass products, sums)
 UPDOWN_MAX_K = 32         # up/down rounding for K <= this, mean-preserving above
@@ -129,6 +130,16 @@ class _Grid:
     def inf(self) -> float:
         """Mass at +inf, T - F = T (1 - e^{lfin}), without cancellation (point 5)."""
         return _inf_mass(self.lfin, self.ltot)
+
+
+def _dot(a, b):
+    """sum(a * b) without BLAS: OpenBLAS's threaded dot spins its threads on a shared machine
+    (issue 14's profile: 2-3x the CPU time of a composition); pairwise summation, error <= log2(n) u."""
+    return float(np.sum(a * b))
+
+
+def _l2(a):
+    return math.sqrt(_dot(a, a))
 
 
 def _inf_mass(lfin, ltot):
@@ -253,7 +264,7 @@ def _convolve(a, b, h, lam, tau_top):
     fb = fa if b is a else _fft.rfft(b.w, nfft)
     w = _fft.irfft(fa * fb, nfft)[:n]
     np.maximum(w, 0.0, out=w)  # exact values are >= 0: clipping only reduces the error
-    fft_err = _FFT_C * _U * math.log2(nfft) * math.sqrt(nfft) * np.linalg.norm(a.w) * np.linalg.norm(b.w)
+    fft_err = _FFT_C * _U * math.log2(nfft) * math.sqrt(nfft) * _l2(a.w) * _l2(b.w)
     err = a.err * (b.w.sum() + b.err) + b.err * a.w.sum() + fft_err
     m = float(w.max())
     # point 5: +inf mass in log-complement form (sums of same-sign logs), the trimmed tops by a
@@ -353,24 +364,34 @@ def _power_compose(gs, h, lam, max_points):
         tot = float(np.sum(g.w))
         norm.append((g.w / tot, g.offset, g.logscale + math.log(tot), g.err / tot, c))
     # the composed tilted law's centre and spread (grid units), to place the window
-    mu = sum(c * (o + float(np.dot(b, np.arange(b.size)))) for b, o, _, _, c in norm)
-    var = sum(c * float(np.dot(b, (np.arange(b.size) - np.dot(b, np.arange(b.size))) ** 2))
-              for b, o, _, _, c in norm)
+    means = [_dot(b, np.arange(b.size)) for b, *_ in norm]
+    mu = sum(c * (o + m) for (b, o, _, _, c), m in zip(norm, means))
+    var = sum(c * _dot(b, (np.arange(b.size) - m) ** 2) for (b, o, _, _, c), m in zip(norm, means))
     lo_all = sum(c * o for b, o, _, _, c in norm)
     hi_all = sum(c * (o + b.size - 1) for b, o, _, _, c in norm)
     sd = math.sqrt(max(var, 1.0))
     blocks = [(_blocks(b, o, h), c) for b, o, _, _, c in norm]
     ls_sum = sum(c * ls for _, _, ls, _, c in norm)
-    z = 6.0
-    while True:
+    def window(z):
         a = max(lo_all, math.floor(mu - z * sd) - 8)
         e = min(hi_all, math.ceil(mu + z * sd) + 8)
         b_lo = 0.0 if a <= lo_all else math.exp(_log_chernoff(blocks, a * h, False))
         b_hi = 0.0 if e >= hi_all else math.exp(_log_chernoff(blocks, (e + 1) * h, True))
         u_hi = 0.0 if e >= hi_all else math.exp(min(ls_sum + _log_chernoff(blocks, (e + 1) * h, True, -lam), 0.0))
-        if (b_lo <= 1e-18 and b_hi <= 1e-18 and u_hi <= _TAU * 1e-2) or (a <= lo_all and e >= hi_all):
-            break
-        z *= 1.25
+        ok = (b_lo <= _WIN_TAIL and b_hi <= _WIN_TAIL and u_hi <= _TAU * 1e-2) or (a <= lo_all and e >= hi_all)
+        return ok, (a, e, b_lo, b_hi, u_hi)
+
+    # the narrowest window (z to within 3 %) whose Chernoff bounds pass: the FFT's length is its cost
+    z_lo, z = 0.0, 6.0
+    ok, win = window(z)
+    while not ok:
+        z_lo, z = z, 1.25 * z
+        ok, win = window(z)
+    while z - z_lo > 0.03 * z:
+        mid = 0.5 * (z_lo + z)
+        ok_mid, w_mid = window(mid)
+        z_lo, z, win = (z_lo, mid, w_mid) if ok_mid else (mid, z, win)
+    a, e, b_lo, b_hi, u_hi = win
     n = _fft.next_fast_len(e - a + 1, real=True)
     check_memory(n + sum(b.size for b, *_ in norm), f"the composition on a grid of step h={h:.3g}")
     if n > max_points:
@@ -378,7 +399,7 @@ def _power_compose(gs, h, lam, max_points):
     spec, fft_l2, log_g, log_in, k_tot = None, 0.0, 0.0, 0.0, 0
     for b, o, _, err, c in norm:
         fb = _fft.rfft(np.bincount((np.arange(b.size) + o) % n, weights=b, minlength=n), n)
-        d2 = _FFT_C * _U * math.log2(n) * math.sqrt(n) * float(np.linalg.norm(b))  # l2 of rfft's error
+        d2 = _FFT_C * _U * math.log2(n) * math.sqrt(n) * _l2(b)  # l2 of rfft's error
         fft_l2 += c * d2
         log_g += c * (1.01 * d2 + 2 * b.size * _U)      # |spectrum + error| <= 1 + this, entrywise
         log_in += c * math.log1p(err + 2 * b.size * _U)
@@ -391,7 +412,7 @@ def _power_compose(gs, h, lam, max_points):
     np.maximum(out, 0.0, out=out)                  # exact values are >= 0: clipping only helps
     g_ = math.exp(log_g)
     fft_err = math.sqrt(2.0) * g_ * (fft_l2 + math.sqrt(n / 2 + 1) * 4 * _U * (2 * k_tot + 2 * len(norm) + 8)) \
-        + _FFT_C * _U * math.log2(n) * math.sqrt(n) * float(np.linalg.norm(out))
+        + _FFT_C * _U * math.log2(n) * math.sqrt(n) * _l2(out)
     err_in = math.expm1(log_in)
     err = fft_err + 2.0 * err_in + 2.0 * b_lo + b_hi
     m = float(out.max())
