@@ -17,6 +17,26 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
      Hoeffding P[S - S~ >= t] <= c for t = h sqrt(K log(1/c) / 2), and since
      0 <= f_eps <= 1:  delta_S~(eps + t) - c <= delta_S(eps) <= delta_S~(eps - t) + c.
 
+   **1a. One composition for both ends** (issue 14).  ``updown`` rounds every loss x = L/h to
+   floor(x) + 1 (``"above"``: up, and one full step up for a loss on the grid), so the down-rounded
+   sum is exactly S_up - K h: the lower grid is the upper one moved K steps (same tilted weights,
+   log-scale re-based by -lam K h), and one FFT serves both ends.  Losses on the grid (loss 0 of a
+   symmetric pair) lose their exactness on the upper side; S_up - S <= K h still holds.
+
+   **1b. The rounding's own MGF** (issue 14).  Hoeffding's c is the worst case over the fraction
+   f of each loss; the error R = S~ - S of mean-preserving rounding has, given L, the two-point law
+   (1 - f) h w.p. f, -f h w.p. 1 - f, whose MGF M_a(f) = e^{-a f} (1 + f (e^a - 1)) (a = theta h)
+   has log M concave in f.  Rounds being independent under P, P[R >= t] <= e^{-theta t} prod_rounds
+   E_P[M_a(f(L))].  The atoms' P-masses are binned by f (1024 bins, as :func:`discretise` computes
+   f, snapped atoms at f = 0) and each bin's M bounded by its maximum over the bin (an end, or the
+   mode 1/a - 1/(e^a - 1) inside it); mass that is not rounded (+inf, trimmed atoms count as rounded:
+   M >= 1 only adds) enters with M = 1; the log is inflated by 1e-9 relative plus 1e-15 per round for
+   the float evaluation (terms of one sign but for the expm1 product, relative error < 1e-13).  t(c) is
+   the least (psi + log 1/c) / theta over 16 thetas in [0.7, 3] x Hoeffding's, the larger of both
+   signs, and never above Hoeffding's t.  For fractions spread over [0, 1) the exponent is about
+   theta^2 h^2 / 12 instead of / 8: t about 0.8 x Hoeffding's, and :mod:`shuffle_lib.core.fourier`
+   takes a step that much coarser.
+
 2. **Exponential tilting.**  The grid stores w_i = m_i e^{lam s_i - logscale}
    (m_i the mass at s_i, max_i w_i = 1).  Tilting commutes with convolution, and
    with lam near the Chernoff-optimal value for the eps of interest the FFT's
@@ -61,7 +81,8 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    placed at the tilted law's mean +- z sd (z from 6 up) until Chernoff bounds on the
    stored grids, P[S < A] <= e^{theta A} E[e^{-theta S}] and likewise above (each block of
    64 points bounded by its worse end), are below 1e-18 (tilted) and 1e-18 (untilted,
-   the upper end's top).  Errors (l1, tilted, relative to the total 1): the tilted mass
+   the upper end's top); z is found to 3 % by bisection (the FFT's length is the cost).  The
+   tilted bound 1e-18 is ``_WIN_TAIL``.  Errors (l1, tilted, relative to the total 1): the tilted mass
    below the window twice (dropped and aliased), above it once (aliased; its untilted
    bound goes to ``top``); the inputs' err as prod (1 + err_c)^{k_c} - 1 (Young);
    rfft's error d_c <= ``_FFT_C`` u log2(N) sqrt(N) l2(b_c) in l2, hence entrywise,
@@ -167,6 +188,7 @@ class Composed:
     K: int
     eps_slack: float  # eps shift covering the double rounding of the input losses
     cache: dict = field(default_factory=dict, compare=False, repr=False)
+    fracs: tuple = ()  # 'mean' mode: per component (count, P-mass per bin of the rounding fraction, rest)
 
 
 def _grid_s(g, h, start=0):
@@ -224,9 +246,9 @@ def _trim(g, h, lam, tau_top, noise=0.0):
     return _Grid(w[i:j].copy(), g.offset + i, g.logscale, g.lfin, g.ltot, min(top, 1.0), g.err + dropped)
 
 
-def discretise(pld: PLD, h: float, rounding: Literal["up", "down", "mean"], lam: float = 0.0,
+def discretise(pld: PLD, h: float, rounding: Literal["up", "above", "down", "mean"], lam: float = 0.0,
                tau_top: float = _TAU) -> _Grid:
-    """Put one PLD on the grid of step h, rounding 'up', 'down' or 'mean', tilted by lam.
+    """Put one PLD on the grid of step h, rounding 'up', 'down', 'mean' or 'above' (floor + 1), tilted by lam.
 
     Source: seed 000 Sec. 2.2 (the FFT accountant's grid); module docstring, points 1-3.
     """
@@ -241,6 +263,8 @@ def discretise(pld: PLD, h: float, rounding: Literal["up", "down", "mean"], lam:
     x = np.where(snap, near, x)  # on the grid up to rounding: stays there (covered by eps_slack)
     if rounding == "up":
         idx, wts = [np.ceil(x)], [p]
+    elif rounding == "above":   # floor + 1: up, and one step up for losses on the grid
+        idx, wts = [np.floor(x) + 1], [p]
     elif rounding == "down":
         idx, wts = [np.floor(x)], [p]
     else:
@@ -318,9 +342,82 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
         return out
 
     if mode == "updown":
-        return Composed(run("up"), run("down"), h, lam, mode, K, eps_slack)
+        # rounding each loss to floor(x) + 1 (up, strictly for losses on the grid) makes S_down =
+        # S_up - K h exactly: the down grid is the up grid moved K steps, one composition (point 1a)
+        up = run("above")
+        return Composed(up, _moved(up, -K, h, lam), h, lam, mode, K, eps_slack)
     g = run("mean")
-    return Composed(g, g, h, lam, mode, K, eps_slack)
+    return Composed(g, g, h, lam, mode, K, eps_slack, fracs=tuple((c, *_frac_hist(p, h)) for p, c in components))
+
+
+def _moved(g, k, h, lam):
+    """The grid g with every mass moved k steps (tilted weights kept, log-scale re-based)."""
+    return _Grid(g.w, g.offset + k, g.logscale + lam * k * h, g.lfin, g.ltot, g.top, g.err)
+
+
+_FRAC_BINS = 1024
+
+
+def _frac_hist(pld, h):
+    """P-mass of the finite atoms per bin of their rounding fraction f = x - floor(x), x = L / h (as
+    :func:`discretise` computes it: snapped atoms have f = 0), and the rest max(1, T) - finite mass
+    (never rounded; T the total mass)."""
+    x = pld.losses / h
+    near = np.rint(x)
+    x = np.where(np.abs(x - near) <= _SNAP * np.maximum(np.abs(x), 1.0), near, x)
+    f = x - np.floor(x)
+    b = np.minimum((f * _FRAC_BINS).astype(np.int64), _FRAC_BINS - 1)
+    m = np.bincount(b, weights=pld.probs, minlength=_FRAC_BINS)
+    fin = math.fsum(pld.probs)            # the rest: +inf mass and whatever makes the total max(1, T)
+    return m, max(0.0, max(1.0, fin + pld.inf_mass) - fin) * (1 + 4 * _U)
+
+
+def _log_mgf_rounding(fracs, a):
+    """A bound on log E[e^{a R / h}] for R = S~ - S, the mean-preserving rounding error of the whole
+    composition (a = theta h, either sign): point 1b of the module docstring."""
+    edges = np.arange(_FRAC_BINS + 1) / _FRAC_BINS
+    lo, hi = edges[:-1], edges[1:]
+    if a < 0:             # R's law at -theta is its law at theta with f -> 1 - f
+        a, lo, hi = -a, 1.0 - hi, 1.0 - lo
+    em1 = math.expm1(a)
+    mode = 1.0 / a - 1.0 / em1               # the maximiser of the concave log M(f)
+    def log_m(f):
+        return -a * f + np.log1p(f * em1)
+    inside = (lo <= mode) & (mode <= hi)
+    lm = np.maximum(log_m(lo), log_m(hi))
+    lm = np.where(inside, max(0.0, -a * mode + math.log1p(mode * em1)), lm)
+    mx = np.exp(lm)
+    total = 0.0
+    for c, m, rest in fracs:
+        total += c * math.log(float(np.sum(m * mx)) + rest)
+    return total * (1 + 1e-9) + 1e-15 * sum(c for c, *_ in fracs)
+
+
+def rounding_gain(components: Sequence[tuple[PLD, int]], h: float) -> float:
+    """Hoeffding's t over the rounding-MGF t (point 1b) at c = 1e-15 on the grid of step h: >= 1, the
+    factor by which 'mean' mode's step can grow for the same eps shift.
+
+    Source: Hoeffding (1963) and the exact conditional MGF of mean-preserving rounding (module docstring).
+    """
+    K = sum(c for _, c in components)
+    cg = Composed(None, None, h, 0.0, "mean", K, 0.0, fracs=tuple((c, *_frac_hist(p, h)) for p, c in components))
+    return hoeffding_t(1e-15, h, K) / _rounding_t(cg, 1e-15)
+
+
+def _rounding_t(cg, c):
+    """The smallest t on a grid of thetas with P[abs(S - S~) >= t] <= c one-sidedly (point 1b)."""
+    key = ("t", c)
+    if key not in cg.cache:
+        t_h = hoeffding_t(c, cg.h, cg.K)
+        best = t_h
+        if cg.fracs:
+            log_c = math.log(1.0 / c)
+            a_h = 4.0 * t_h / (cg.K * cg.h)            # Hoeffding's optimal theta h
+            for a in a_h * np.geomspace(0.7, 3.0, 16):
+                psi = max(_log_mgf_rounding(cg.fracs, a), _log_mgf_rounding(cg.fracs, -a))
+                best = min(best, cg.h * (psi + log_c) / a)
+        cg.cache[key] = best
+    return cg.cache[key]
 
 
 def _blocks(w, offset, h, size=64):
@@ -480,7 +577,7 @@ def hoeffding_t(c: float, h: float, K: int) -> float:
 
 
 def _shift(cg, c):
-    return cg.eps_slack + (0.0 if cg.mode == "updown" else hoeffding_t(c, cg.h, cg.K))
+    return cg.eps_slack + (0.0 if cg.mode == "updown" else _rounding_t(cg, c))
 
 
 def _read(cg, side, x, fast):
