@@ -39,6 +39,8 @@ DEFAULT_ACCURACY = 2e-4
 DEFAULT_MAX_POINTS = 2 ** 24
 _REFINE_MAX_POINTS = 2 ** 22   # delta_bracket's automatic refinement stops at this grid size
 _LAM_MAX = 50.0
+_HOPELESS = 8          # a support this many times max_points grid points at the accuracy's step ...
+_BOUNDED_POINTS = 2 ** 21   # ... is composed on about this many points instead (issue 17 item 3)
 
 
 def check_components(components: PLD | Sequence[tuple[PLD, int]]) -> list[tuple[PLD, int]]:
@@ -130,14 +132,22 @@ def compose(components: PLD | Sequence[tuple[PLD, int]], accuracy: float = DEFAU
             raise ValueError(f"h={h:g} is too small for max_points={max_points}: the composed support needs "
                              f"about {width / h:.3g} grid points; take h >= {width / (4 * max_points):.3g}.")
         return F.compose_on_grid(components, h, lam, mode)
-    h = _step_for(accuracy, K)
-    if mode == "mean":       # the rounding's own MGF (grid point 1b) allows a coarser step than Hoeffding's
-        h *= 0.98 * F.rounding_gain(components, h)
+    h = _fine_step(components, accuracy)
     if width / h > max_points:  # measure the real support with a coarse run before coarsening h
         probe = F.compose_on_grid(components, width / 2 ** 14, lam, mode)
         real = max(probe.up.w.size, probe.low.w.size) * probe.h
+        if real / h > _HOPELESS * max_points:   # out of reach by far: a bounded grid, not the largest
+            max_points = min(max_points, _BOUNDED_POINTS)
         h = max(h, 1.3 * real / max_points)
     return F.compose_on_grid(components, h, lam, mode)
+
+
+def _fine_step(components, accuracy):
+    """The step that meets ``accuracy``: :func:`_step_for`, coarser by the rounding MGF's gain in
+    'mean' mode (grid point 1b)."""
+    K = sum(c for _, c in components)
+    h = _step_for(accuracy, K)
+    return h if K <= F.UPDOWN_MAX_K else h * 0.98 * F.rounding_gain(components, h)
 
 
 def _ladder(cg, delta=None):
@@ -364,7 +374,7 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
         pairs = [(delta_bracket_one(a, e), delta_bracket_one(b, e)) for e in eps]
         out = [_both(x, y) for x, y in pairs]
         loose = any(r.upper >= 1e-10 and r.upper - r.lower > rtol * r.upper for r in out)
-        at_cap = max(a.h, b.h) > 1.01 * _step_for(accuracy, K) or \
+        at_cap = max(a.h, b.h) > 1.01 * max(_fine_step(pq, accuracy), _fine_step(qp, accuracy)) or \
             4 * max(a.up.w.size, b.up.w.size) > _REFINE_MAX_POINTS
         if not loose or at_cap or kw.get("h") is not None or accuracy < 1e-7:
             return [_both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp)) for (x, y), e in zip(pairs, eps)]

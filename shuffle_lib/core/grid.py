@@ -467,7 +467,10 @@ def _power_compose(gs, h, lam, max_points):
     lo_all = sum(c * o for b, o, _, _, c in norm)
     hi_all = sum(c * (o + b.size - 1) for b, o, _, _, c in norm)
     sd = math.sqrt(max(var, 1.0))
-    blocks = [(_blocks(b, o, h), c) for b, o, _, _, c in norm]
+    # blocks bound e^{theta s} by their larger end: K theta (size h) must stay small for the bounds
+    # to be useful (theta ~ 10 / sd; 64 points at K = 1e6 gave bounds e^4000 too loose), so size <= sd / (10 K)
+    size = int(min(64, max(1, sd / (10 * sum(c for *_, c in norm)))))
+    blocks = [(_blocks(b, o, h, size), c) for b, o, _, _, c in norm]
     ls_sum = sum(c * ls for _, _, ls, _, c in norm)
     def window(z):
         a = max(lo_all, math.floor(mu - z * sd) - 8)
