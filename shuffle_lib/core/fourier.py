@@ -7,12 +7,19 @@ One round is computed exactly from the PLD; more rounds go through the grid of
 :mod:`shuffle_lib.core.grid`, whose step, tilt and rounding mode are chosen here:
 
 * step h: from ``accuracy`` (the target half-width of the eps bracket) and the
-  number of rounds K, coarsened if the composed support would need more than
-  ``max_points`` grid points (measured with a cheap coarse run);
+  number of rounds K (K h = 2 accuracy for up/down rounding; for mean-preserving rounding the
+  Hoeffding step, made coarser by the gain of the rounding's own MGF, grid point 1b), coarsened
+  if the composed support would need more than ``max_points`` grid points (measured with a cheap
+  coarse run); then the accuracy is not met, and the bracket is as wide as that grid makes it.
+  When even 8 x ``max_points`` would not do (a full-support pair at K = 1e6 needs ~1e10 points),
+  the grid is a bounded 2^21 points instead of the largest allowed: certified either way, and
+  seconds instead of minutes (issue 17 item 3);
 * tilt lam: the Chernoff-optimal value min_lam [Lambda(lam) - lam eps] for the
   smallest eps asked (or the RDP-optimal one for the largest delta asked), where
   Lambda(lam) = sum_rounds log E_P[e^{lam L}];
 * ``epsilon_bracket`` steers the tilt on grids 16x coarser, then composes once at the accuracy asked;
+  a symmetric pair's bracket is read once, and the Hoeffding level c is chosen at one eps (the
+  middle c's) rather than by a search per c: any c gives a certified end, the choice only tightens;
 * ``delta_bracket`` refines the grid (accuracy / 4 at a time) until every
   bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
   5 % above), as far as ``max_points`` allows;
