@@ -154,7 +154,7 @@ def _fine_step(components, accuracy):
     'mean' mode (grid point 1b)."""
     K = sum(c for _, c in components)
     h = _step_for(accuracy, K)
-    return h if K <= F.UPDOWN_MAX_K else h * 0.98 * F.rounding_gain(components, h)
+    return h if K <= F.UPDOWN_MAX_K else h * 0.98 * F._rounding_gain(components, h)
 
 
 def _ladder(cg, delta=None):

@@ -393,7 +393,7 @@ def _log_mgf_rounding(fracs, a):
     return total * (1 + 1e-9) + 1e-15 * sum(c for c, *_ in fracs)
 
 
-def rounding_gain(components: Sequence[tuple[PLD, int]], h: float) -> float:
+def _rounding_gain(components: Sequence[tuple[PLD, int]], h: float) -> float:
     """Hoeffding's t over the rounding-MGF t (point 1b) at c = 1e-15 on the grid of step h: >= 1, the
     factor by which 'mean' mode's step can grow for the same eps shift.
 
