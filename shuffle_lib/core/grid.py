@@ -21,7 +21,8 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    floor(x) + 1 (``"above"``: up, and one full step up for a loss on the grid), so the down-rounded
    sum is exactly S_up - K h: the lower grid is the upper one moved K steps (same tilted weights,
    log-scale re-based by -lam K h), and one FFT serves both ends.  Losses on the grid (loss 0 of a
-   symmetric pair) lose their exactness on the upper side; S_up - S <= K h still holds.
+   symmetric pair) lose their exactness on the upper side (S_up - S <= K h still holds), so where
+   they carry more than 5 % of a round's mass (lattice pairs: rr, krr) both ends are composed.
 
    **1b. The rounding's own MGF** (issue 14).  Hoeffding's c is the worst case over the fraction
    f of each loss; the error R = S~ - S of mean-preserving rounding has, given L, the two-point law
@@ -342,12 +343,22 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
         return out
 
     if mode == "updown":
-        # rounding each loss to floor(x) + 1 (up, strictly for losses on the grid) makes S_down =
-        # S_up - K h exactly: the down grid is the up grid moved K steps, one composition (point 1a)
-        up = run("above")
-        return Composed(up, _moved(up, -K, h, lam), h, lam, mode, K, eps_slack)
+        if all(_on_grid_share(p, h) <= 0.05 for p, _ in components):
+            # rounding each loss to floor(x) + 1 (up, strictly for losses on the grid) makes S_down =
+            # S_up - K h exactly: the down grid is the up grid moved K steps, one composition (point 1a)
+            up = run("above")
+            return Composed(up, _moved(up, -K, h, lam), h, lam, mode, K, eps_slack)
+        return Composed(run("up"), run("down"), h, lam, mode, K, eps_slack)
     g = run("mean")
     return Composed(g, g, h, lam, mode, K, eps_slack, fracs=tuple((c, *_frac_hist(p, h)) for p, c in components))
+
+
+def _on_grid_share(pld, h):
+    """The share of the finite P-mass whose loss counts as on the grid (snapped, as in :func:`discretise`)."""
+    x = pld.losses / h
+    on = np.abs(x - np.rint(x)) <= _SNAP * np.maximum(np.abs(x), 1.0)
+    tot = float(np.sum(pld.probs))
+    return float(np.sum(pld.probs[on])) / tot if tot > 0 else 0.0
 
 
 def _moved(g, k, h, lam):
