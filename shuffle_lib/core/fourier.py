@@ -7,12 +7,19 @@ One round is computed exactly from the PLD; more rounds go through the grid of
 :mod:`shuffle_lib.core.grid`, whose step, tilt and rounding mode are chosen here:
 
 * step h: from ``accuracy`` (the target half-width of the eps bracket) and the
-  number of rounds K, coarsened if the composed support would need more than
-  ``max_points`` grid points (measured with a cheap coarse run);
+  number of rounds K (K h = 2 accuracy for up/down rounding; for mean-preserving rounding the
+  Hoeffding step, made coarser by the gain of the rounding's own MGF, grid point 1b), coarsened
+  if the composed support would need more than ``max_points`` grid points (measured with a cheap
+  coarse run); then the accuracy is not met, and the bracket is as wide as that grid makes it.
+  When even 8 x ``max_points`` would not do (a full-support pair at K = 1e6 needs ~1e10 points),
+  the grid is a bounded 2^21 points instead of the largest allowed: certified either way, and
+  seconds instead of minutes (issue 17 item 3);
 * tilt lam: the Chernoff-optimal value min_lam [Lambda(lam) - lam eps] for the
   smallest eps asked (or the RDP-optimal one for the largest delta asked), where
   Lambda(lam) = sum_rounds log E_P[e^{lam L}];
 * ``epsilon_bracket`` steers the tilt on grids 16x coarser, then composes once at the accuracy asked;
+  a symmetric pair's bracket is read once, and the Hoeffding level c is chosen at one eps (the
+  middle c's) rather than by a search per c: any c gives a certified end, the choice only tightens;
 * ``delta_bracket`` refines the grid (accuracy / 4 at a time) until every
   bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
   5 % above), as far as ``max_points`` allows;
@@ -39,6 +46,8 @@ DEFAULT_ACCURACY = 2e-4
 DEFAULT_MAX_POINTS = 2 ** 24
 _REFINE_MAX_POINTS = 2 ** 22   # delta_bracket's automatic refinement stops at this grid size
 _LAM_MAX = 50.0
+_HOPELESS = 8          # a support this many times max_points grid points at the accuracy's step ...
+_BOUNDED_POINTS = 2 ** 21   # ... is composed on about this many points instead (issue 17 item 3)
 
 
 def check_components(components: PLD | Sequence[tuple[PLD, int]]) -> list[tuple[PLD, int]]:
@@ -99,8 +108,8 @@ def _width_estimate(components):
         c = np.cumsum(p.probs)  # atoms in tails of mass <= _TAU are cut anyway: ignore them
         i, j = int(np.searchsorted(c, F._TAU, "right")), int(np.searchsorted(c, c[-1] - F._TAU, "left"))
         s, w = (p.losses[i:j + 1], p.probs[i:j + 1]) if i <= j < p.losses.size else (p.losses, p.probs)
-        mu = float(np.dot(s, w) / max(w.sum(), 1e-300))
-        var = float(np.dot((s - mu) ** 2, w) / max(w.sum(), 1e-300))
+        mu = F._dot(s, w) / max(float(w.sum()), 1e-300)
+        var = F._dot((s - mu) ** 2, w) / max(float(w.sum()), 1e-300)
         b = float(np.max(np.abs(s - mu), initial=0.0))
         t = b * ell / 3 + math.sqrt((b * ell / 3) ** 2 + 2 * count * var * ell)
         span = float(s[-1] - s[0]) if s.size else 0.0
@@ -130,12 +139,22 @@ def compose(components: PLD | Sequence[tuple[PLD, int]], accuracy: float = DEFAU
             raise ValueError(f"h={h:g} is too small for max_points={max_points}: the composed support needs "
                              f"about {width / h:.3g} grid points; take h >= {width / (4 * max_points):.3g}.")
         return F.compose_on_grid(components, h, lam, mode)
-    h = _step_for(accuracy, K)
+    h = _fine_step(components, accuracy)
     if width / h > max_points:  # measure the real support with a coarse run before coarsening h
         probe = F.compose_on_grid(components, width / 2 ** 14, lam, mode)
         real = max(probe.up.w.size, probe.low.w.size) * probe.h
+        if real / h > _HOPELESS * max_points:   # out of reach by far: a bounded grid, not the largest
+            max_points = min(max_points, _BOUNDED_POINTS)
         h = max(h, 1.3 * real / max_points)
     return F.compose_on_grid(components, h, lam, mode)
+
+
+def _fine_step(components, accuracy):
+    """The step that meets ``accuracy``: :func:`_step_for`, coarser by the rounding MGF's gain in
+    'mean' mode (grid point 1b)."""
+    K = sum(c for _, c in components)
+    h = _step_for(accuracy, K)
+    return h if K <= F.UPDOWN_MAX_K else h * 0.98 * F._rounding_gain(components, h)
 
 
 def _ladder(cg, delta=None):
@@ -224,11 +243,17 @@ def epsilon_bracket_one(cg: F.Composed, delta: float) -> Bracket:
     delta = v.probability("delta", delta)
     top = F.top_loss(cg)
     ladder = _ladder(cg, delta)
-    e_up, c_up = min((_bisect(lambda x: F.delta_upper(cg, x, c, fast=True), delta, top)[1], c) for c in ladder)
+    ups = lows = ladder
+    if len(ladder) > 1:   # pick c where it matters (at the eps of a middle c): one search, not one per c
+        e_mid = _bisect(lambda x: F.delta_upper(cg, x, ladder[len(ladder) // 2], fast=True), delta, top)[1]
+        if math.isfinite(e_mid):
+            ups = [min(ladder, key=lambda c: F.delta_upper(cg, e_mid, c, fast=True))]
+            lows = [max(ladder, key=lambda c: F.delta_lower(cg, e_mid, c, fast=True))]
+    e_up, c_up = min((_bisect(lambda x: F.delta_upper(cg, x, c, fast=True), delta, top)[1], c) for c in ups)
     if math.isfinite(e_up):
         e_up = _certify(lambda x: F.delta_upper(cg, x, c_up), e_up, delta, False, top)
     hi = e_up if math.isfinite(e_up) else top
-    e_low, c_low = max((_lower_end(lambda x: F.delta_lower(cg, x, c, fast=True), delta, hi), c) for c in ladder)
+    e_low, c_low = max((_lower_end(lambda x: F.delta_lower(cg, x, c, fast=True), delta, hi), c) for c in lows)
     e_low = _certify(lambda x: F.delta_lower(cg, x, c_low), e_low, delta, True, top)
     if math.isinf(e_up) and F.delta_lower(cg, top, c_low) > delta:
         e_low = math.inf  # delta_lower stays above delta for good: no finite eps
@@ -356,7 +381,7 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
         pairs = [(delta_bracket_one(a, e), delta_bracket_one(b, e)) for e in eps]
         out = [_both(x, y) for x, y in pairs]
         loose = any(r.upper >= 1e-10 and r.upper - r.lower > rtol * r.upper for r in out)
-        at_cap = max(a.h, b.h) > 1.01 * _step_for(accuracy, K) or \
+        at_cap = max(a.h, b.h) > 1.01 * max(_fine_step(pq, accuracy), _fine_step(qp, accuracy)) or \
             4 * max(a.up.w.size, b.up.w.size) > _REFINE_MAX_POINTS
         if not loose or at_cap or kw.get("h") is not None or accuracy < 1e-7:
             return [_both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp)) for (x, y), e in zip(pairs, eps)]
@@ -406,7 +431,8 @@ def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
     for attempt in range(2):
         a = compose(pq, lam=lams[0], **steer)
         b = a if _same(pq, qp) else compose(qp, lam=lams[1], **steer)
-        x, y = epsilon_bracket_one(a, d0), epsilon_bracket_one(b, d0)
+        x = epsilon_bracket_one(a, d0)
+        y = x if b is a else epsilon_bracket_one(b, d0)
         guess = [r.lower if r.lower > 0 else r.upper for r in (x, y)]
         new = tuple(_lam_for_eps(c, e) if math.isfinite(e) else lam
                     for c, e, lam in zip((pq, qp), guess, lams))
@@ -418,5 +444,9 @@ def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
     if fine:
         a = compose(pq, lam=lams[0], **kw)
         b = a if _same(pq, qp) else compose(qp, lam=lams[1], **kw)
-    return [_both(_cap_eps(epsilon_bracket_one(a, d), pq, d, low_pq), _cap_eps(epsilon_bracket_one(b, d), qp, d, low_qp))
-            for d in delta]
+    out = []
+    for d in delta:
+        x = _cap_eps(epsilon_bracket_one(a, d), pq, d, low_pq)
+        same = b is a and (low_pq is None if low_qp is None else low_pq is not None and _same(low_pq, low_qp))
+        out.append(_both(x, x if same else _cap_eps(epsilon_bracket_one(b, d), qp, d, low_qp)))
+    return out

@@ -17,6 +17,27 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
      Hoeffding P[S - S~ >= t] <= c for t = h sqrt(K log(1/c) / 2), and since
      0 <= f_eps <= 1:  delta_S~(eps + t) - c <= delta_S(eps) <= delta_S~(eps - t) + c.
 
+   **1a. One composition for both ends** (issue 14).  ``updown`` rounds every loss x = L/h to
+   floor(x) + 1 (``"above"``: up, and one full step up for a loss on the grid), so the down-rounded
+   sum is exactly S_up - K h: the lower grid is the upper one moved K steps (same tilted weights,
+   log-scale re-based by -lam K h), and one FFT serves both ends.  Losses on the grid (loss 0 of a
+   symmetric pair) lose their exactness on the upper side (S_up - S <= K h still holds), so where
+   they carry more than 5 % of a round's mass (lattice pairs: rr, krr) both ends are composed.
+
+   **1b. The rounding's own MGF** (issue 14).  Hoeffding's c is the worst case over the fraction
+   f of each loss; the error R = S~ - S of mean-preserving rounding has, given L, the two-point law
+   (1 - f) h w.p. f, -f h w.p. 1 - f, whose MGF M_a(f) = e^{-a f} (1 + f (e^a - 1)) (a = theta h)
+   has log M concave in f.  Rounds being independent under P, P[R >= t] <= e^{-theta t} prod_rounds
+   E_P[M_a(f(L))].  The atoms' P-masses are binned by f (1024 bins, as :func:`discretise` computes
+   f, snapped atoms at f = 0) and each bin's M bounded by its maximum over the bin (an end, or the
+   mode 1/a - 1/(e^a - 1) inside it); mass that is not rounded (+inf, trimmed atoms count as rounded:
+   M >= 1 only adds) enters with M = 1; the log is inflated by 1e-9 relative plus 1e-15 per round for
+   the float evaluation (terms of one sign but for the expm1 product, relative error < 1e-13).  t(c) is
+   the least (psi + log 1/c) / theta over 16 thetas in [0.7, 3] x Hoeffding's, the larger of both
+   signs, and never above Hoeffding's t.  For fractions spread over [0, 1) the exponent is about
+   theta^2 h^2 / 12 instead of / 8: t about 0.8 x Hoeffding's, and :mod:`shuffle_lib.core.fourier`
+   takes a step that much coarser.
+
 2. **Exponential tilting.**  The grid stores w_i = m_i e^{lam s_i - logscale}
    (m_i the mass at s_i, max_i w_i = 1).  Tilting commutes with convolution, and
    with lam near the Chernoff-optimal value for the eps of interest the FFT's
@@ -61,7 +82,8 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    placed at the tilted law's mean +- z sd (z from 6 up) until Chernoff bounds on the
    stored grids, P[S < A] <= e^{theta A} E[e^{-theta S}] and likewise above (each block of
    64 points bounded by its worse end), are below 1e-18 (tilted) and 1e-18 (untilted,
-   the upper end's top).  Errors (l1, tilted, relative to the total 1): the tilted mass
+   the upper end's top); z is found to 3 % by bisection (the FFT's length is the cost).  The
+   tilted bound 1e-18 is ``_WIN_TAIL``.  Errors (l1, tilted, relative to the total 1): the tilted mass
    below the window twice (dropped and aliased), above it once (aliased; its untilted
    bound goes to ``top``); the inputs' err as prod (1 + err_c)^{k_c} - 1 (Young);
    rfft's error d_c <= ``_FFT_C`` u log2(N) sqrt(N) l2(b_c) in l2, hence entrywise,
@@ -93,6 +115,7 @@ from shuffle_lib.core.pld import PLD
 _U = 2.0 ** -53
 _FFT_C = 10.0             # constant of the FFT round-off bound (see module docstring)
 _TAU = 1e-16              # mass trimmed per tail per step
+_WIN_TAIL = 1e-18            # tilted mass allowed beyond each end of the one-FFT window (point 6)
 _SNAP = 16 * _U           # relative distance below which a loss counts as on the grid
 _REL_MARGIN = 1e-12       # covers the remaining double rounding (inf-mass products, sums)
 UPDOWN_MAX_K = 32         # up/down rounding for K <= this, mean-preserving above
@@ -131,6 +154,16 @@ class _Grid:
         return _inf_mass(self.lfin, self.ltot)
 
 
+def _dot(a, b):
+    """sum(a * b) without BLAS: OpenBLAS's threaded dot spins its threads on a shared machine
+    (issue 14's profile: 2-3x the CPU time of a composition); pairwise summation, error <= log2(n) u."""
+    return float(np.sum(a * b))
+
+
+def _l2(a):
+    return math.sqrt(_dot(a, a))
+
+
 def _inf_mass(lfin, ltot):
     return math.exp(ltot) * -math.expm1(lfin) if lfin < 0 else 0.0
 
@@ -156,6 +189,7 @@ class Composed:
     K: int
     eps_slack: float  # eps shift covering the double rounding of the input losses
     cache: dict = field(default_factory=dict, compare=False, repr=False)
+    fracs: tuple = ()  # 'mean' mode: per component (count, P-mass per bin of the rounding fraction, rest)
 
 
 def _grid_s(g, h, start=0):
@@ -213,9 +247,9 @@ def _trim(g, h, lam, tau_top, noise=0.0):
     return _Grid(w[i:j].copy(), g.offset + i, g.logscale, g.lfin, g.ltot, min(top, 1.0), g.err + dropped)
 
 
-def discretise(pld: PLD, h: float, rounding: Literal["up", "down", "mean"], lam: float = 0.0,
+def discretise(pld: PLD, h: float, rounding: Literal["up", "above", "down", "mean"], lam: float = 0.0,
                tau_top: float = _TAU) -> _Grid:
-    """Put one PLD on the grid of step h, rounding 'up', 'down' or 'mean', tilted by lam.
+    """Put one PLD on the grid of step h, rounding 'up', 'down', 'mean' or 'above' (floor + 1), tilted by lam.
 
     Source: seed 000 Sec. 2.2 (the FFT accountant's grid); module docstring, points 1-3.
     """
@@ -230,6 +264,8 @@ def discretise(pld: PLD, h: float, rounding: Literal["up", "down", "mean"], lam:
     x = np.where(snap, near, x)  # on the grid up to rounding: stays there (covered by eps_slack)
     if rounding == "up":
         idx, wts = [np.ceil(x)], [p]
+    elif rounding == "above":   # floor + 1: up, and one step up for losses on the grid
+        idx, wts = [np.floor(x) + 1], [p]
     elif rounding == "down":
         idx, wts = [np.floor(x)], [p]
     else:
@@ -253,7 +289,7 @@ def _convolve(a, b, h, lam, tau_top):
     fb = fa if b is a else _fft.rfft(b.w, nfft)
     w = _fft.irfft(fa * fb, nfft)[:n]
     np.maximum(w, 0.0, out=w)  # exact values are >= 0: clipping only reduces the error
-    fft_err = _FFT_C * _U * math.log2(nfft) * math.sqrt(nfft) * np.linalg.norm(a.w) * np.linalg.norm(b.w)
+    fft_err = _FFT_C * _U * math.log2(nfft) * math.sqrt(nfft) * _l2(a.w) * _l2(b.w)
     err = a.err * (b.w.sum() + b.err) + b.err * a.w.sum() + fft_err
     m = float(w.max())
     # point 5: +inf mass in log-complement form (sums of same-sign logs), the trimmed tops by a
@@ -307,9 +343,92 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
         return out
 
     if mode == "updown":
+        if all(_on_grid_share(p, h) <= 0.05 for p, _ in components):
+            # rounding each loss to floor(x) + 1 (up, strictly for losses on the grid) makes S_down =
+            # S_up - K h exactly: the down grid is the up grid moved K steps, one composition (point 1a)
+            up = run("above")
+            return Composed(up, _moved(up, -K, h, lam), h, lam, mode, K, eps_slack)
         return Composed(run("up"), run("down"), h, lam, mode, K, eps_slack)
     g = run("mean")
-    return Composed(g, g, h, lam, mode, K, eps_slack)
+    return Composed(g, g, h, lam, mode, K, eps_slack, fracs=tuple((c, *_frac_hist(p, h)) for p, c in components))
+
+
+def _on_grid_share(pld, h):
+    """The share of the finite P-mass whose loss counts as on the grid (snapped, as in :func:`discretise`)."""
+    x = pld.losses / h
+    on = np.abs(x - np.rint(x)) <= _SNAP * np.maximum(np.abs(x), 1.0)
+    tot = float(np.sum(pld.probs))
+    return float(np.sum(pld.probs[on])) / tot if tot > 0 else 0.0
+
+
+def _moved(g, k, h, lam):
+    """The grid g with every mass moved k steps (tilted weights kept, log-scale re-based)."""
+    return _Grid(g.w, g.offset + k, g.logscale + lam * k * h, g.lfin, g.ltot, g.top, g.err)
+
+
+_FRAC_BINS = 1024
+
+
+def _frac_hist(pld, h):
+    """P-mass of the finite atoms per bin of their rounding fraction f = x - floor(x), x = L / h (as
+    :func:`discretise` computes it: snapped atoms have f = 0), and the rest max(1, T) - finite mass
+    (never rounded; T the total mass)."""
+    x = pld.losses / h
+    near = np.rint(x)
+    x = np.where(np.abs(x - near) <= _SNAP * np.maximum(np.abs(x), 1.0), near, x)
+    f = x - np.floor(x)
+    b = np.minimum((f * _FRAC_BINS).astype(np.int64), _FRAC_BINS - 1)
+    m = np.bincount(b, weights=pld.probs, minlength=_FRAC_BINS)
+    fin = math.fsum(pld.probs)            # the rest: +inf mass and whatever makes the total max(1, T)
+    return m, max(0.0, max(1.0, fin + pld.inf_mass) - fin) * (1 + 4 * _U)
+
+
+def _log_mgf_rounding(fracs, a):
+    """A bound on log E[e^{a R / h}] for R = S~ - S, the mean-preserving rounding error of the whole
+    composition (a = theta h, either sign): point 1b of the module docstring."""
+    edges = np.arange(_FRAC_BINS + 1) / _FRAC_BINS
+    lo, hi = edges[:-1], edges[1:]
+    if a < 0:             # R's law at -theta is its law at theta with f -> 1 - f
+        a, lo, hi = -a, 1.0 - hi, 1.0 - lo
+    em1 = math.expm1(a)
+    mode = 1.0 / a - 1.0 / em1               # the maximiser of the concave log M(f)
+    def log_m(f):
+        return -a * f + np.log1p(f * em1)
+    inside = (lo <= mode) & (mode <= hi)
+    lm = np.maximum(log_m(lo), log_m(hi))
+    lm = np.where(inside, max(0.0, -a * mode + math.log1p(mode * em1)), lm)
+    mx = np.exp(lm)
+    total = 0.0
+    for c, m, rest in fracs:
+        total += c * math.log(float(np.sum(m * mx)) + rest)
+    return total * (1 + 1e-9) + 1e-15 * sum(c for c, *_ in fracs)
+
+
+def _rounding_gain(components: Sequence[tuple[PLD, int]], h: float) -> float:
+    """Hoeffding's t over the rounding-MGF t (point 1b) at c = 1e-15 on the grid of step h: >= 1, the
+    factor by which 'mean' mode's step can grow for the same eps shift.
+
+    Source: Hoeffding (1963) and the exact conditional MGF of mean-preserving rounding (module docstring).
+    """
+    K = sum(c for _, c in components)
+    cg = Composed(None, None, h, 0.0, "mean", K, 0.0, fracs=tuple((c, *_frac_hist(p, h)) for p, c in components))
+    return hoeffding_t(1e-15, h, K) / _rounding_t(cg, 1e-15)
+
+
+def _rounding_t(cg, c):
+    """The smallest t on a grid of thetas with P[abs(S - S~) >= t] <= c one-sidedly (point 1b)."""
+    key = ("t", c)
+    if key not in cg.cache:
+        t_h = hoeffding_t(c, cg.h, cg.K)
+        best = t_h
+        if cg.fracs:
+            log_c = math.log(1.0 / c)
+            a_h = 4.0 * t_h / (cg.K * cg.h)            # Hoeffding's optimal theta h
+            for a in a_h * np.geomspace(0.7, 3.0, 16):
+                psi = max(_log_mgf_rounding(cg.fracs, a), _log_mgf_rounding(cg.fracs, -a))
+                best = min(best, cg.h * (psi + log_c) / a)
+        cg.cache[key] = best
+    return cg.cache[key]
 
 
 def _blocks(w, offset, h, size=64):
@@ -353,24 +472,37 @@ def _power_compose(gs, h, lam, max_points):
         tot = float(np.sum(g.w))
         norm.append((g.w / tot, g.offset, g.logscale + math.log(tot), g.err / tot, c))
     # the composed tilted law's centre and spread (grid units), to place the window
-    mu = sum(c * (o + float(np.dot(b, np.arange(b.size)))) for b, o, _, _, c in norm)
-    var = sum(c * float(np.dot(b, (np.arange(b.size) - np.dot(b, np.arange(b.size))) ** 2))
-              for b, o, _, _, c in norm)
+    means = [_dot(b, np.arange(b.size)) for b, *_ in norm]
+    mu = sum(c * (o + m) for (b, o, _, _, c), m in zip(norm, means))
+    var = sum(c * _dot(b, (np.arange(b.size) - m) ** 2) for (b, o, _, _, c), m in zip(norm, means))
     lo_all = sum(c * o for b, o, _, _, c in norm)
     hi_all = sum(c * (o + b.size - 1) for b, o, _, _, c in norm)
     sd = math.sqrt(max(var, 1.0))
-    blocks = [(_blocks(b, o, h), c) for b, o, _, _, c in norm]
+    # blocks bound e^{theta s} by their larger end: K theta (size h) must stay small for the bounds
+    # to be useful (theta ~ 10 / sd; 64 points at K = 1e6 gave bounds e^4000 too loose), so size <= sd / (10 K)
+    size = int(min(64, max(1, sd / (10 * sum(c for *_, c in norm)))))
+    blocks = [(_blocks(b, o, h, size), c) for b, o, _, _, c in norm]
     ls_sum = sum(c * ls for _, _, ls, _, c in norm)
-    z = 6.0
-    while True:
+    def window(z):
         a = max(lo_all, math.floor(mu - z * sd) - 8)
         e = min(hi_all, math.ceil(mu + z * sd) + 8)
         b_lo = 0.0 if a <= lo_all else math.exp(_log_chernoff(blocks, a * h, False))
         b_hi = 0.0 if e >= hi_all else math.exp(_log_chernoff(blocks, (e + 1) * h, True))
         u_hi = 0.0 if e >= hi_all else math.exp(min(ls_sum + _log_chernoff(blocks, (e + 1) * h, True, -lam), 0.0))
-        if (b_lo <= 1e-18 and b_hi <= 1e-18 and u_hi <= _TAU * 1e-2) or (a <= lo_all and e >= hi_all):
-            break
-        z *= 1.25
+        ok = (b_lo <= _WIN_TAIL and b_hi <= _WIN_TAIL and u_hi <= _TAU * 1e-2) or (a <= lo_all and e >= hi_all)
+        return ok, (a, e, b_lo, b_hi, u_hi)
+
+    # the narrowest window (z to within 3 %) whose Chernoff bounds pass: the FFT's length is its cost
+    z_lo, z = 0.0, 6.0
+    ok, win = window(z)
+    while not ok:
+        z_lo, z = z, 1.25 * z
+        ok, win = window(z)
+    while z - z_lo > 0.03 * z:
+        mid = 0.5 * (z_lo + z)
+        ok_mid, w_mid = window(mid)
+        z_lo, z, win = (z_lo, mid, w_mid) if ok_mid else (mid, z, win)
+    a, e, b_lo, b_hi, u_hi = win
     n = _fft.next_fast_len(e - a + 1, real=True)
     check_memory(n + sum(b.size for b, *_ in norm), f"the composition on a grid of step h={h:.3g}")
     if n > max_points:
@@ -378,7 +510,7 @@ def _power_compose(gs, h, lam, max_points):
     spec, fft_l2, log_g, log_in, k_tot = None, 0.0, 0.0, 0.0, 0
     for b, o, _, err, c in norm:
         fb = _fft.rfft(np.bincount((np.arange(b.size) + o) % n, weights=b, minlength=n), n)
-        d2 = _FFT_C * _U * math.log2(n) * math.sqrt(n) * float(np.linalg.norm(b))  # l2 of rfft's error
+        d2 = _FFT_C * _U * math.log2(n) * math.sqrt(n) * _l2(b)  # l2 of rfft's error
         fft_l2 += c * d2
         log_g += c * (1.01 * d2 + 2 * b.size * _U)      # |spectrum + error| <= 1 + this, entrywise
         log_in += c * math.log1p(err + 2 * b.size * _U)
@@ -391,7 +523,7 @@ def _power_compose(gs, h, lam, max_points):
     np.maximum(out, 0.0, out=out)                  # exact values are >= 0: clipping only helps
     g_ = math.exp(log_g)
     fft_err = math.sqrt(2.0) * g_ * (fft_l2 + math.sqrt(n / 2 + 1) * 4 * _U * (2 * k_tot + 2 * len(norm) + 8)) \
-        + _FFT_C * _U * math.log2(n) * math.sqrt(n) * float(np.linalg.norm(out))
+        + _FFT_C * _U * math.log2(n) * math.sqrt(n) * _l2(out)
     err_in = math.expm1(log_in)
     err = fft_err + 2.0 * err_in + 2.0 * b_lo + b_hi
     m = float(out.max())
@@ -459,7 +591,7 @@ def hoeffding_t(c: float, h: float, K: int) -> float:
 
 
 def _shift(cg, c):
-    return cg.eps_slack + (0.0 if cg.mode == "updown" else hoeffding_t(c, cg.h, cg.K))
+    return cg.eps_slack + (0.0 if cg.mode == "updown" else _rounding_t(cg, c))
 
 
 def _read(cg, side, x, fast):
