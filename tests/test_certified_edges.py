@@ -192,11 +192,15 @@ def oracle_delta(p, q, K, eps):
 
 
 def mass_offset(p, q, K):
-    """K max(|sum p - 1|, |sum q - 1|), exactly, plus 1e-80 for the oracle's own rounding: the
-    given doubles sum to 1 only within an ulp when a mass is tiny, and a bracket is certified for
-    the probability pairs within that distance (seed 000 Thm 5 is stated for distributions)."""
+    """(1 + g)^K - 1 with g = max(|sum p - 1|, |sum q - 1|), exactly, plus 1e-80 for the oracle's
+    own rounding: the given doubles sum to 1 only within an ulp when a mass is tiny, and a bracket
+    is certified for the probability pairs within that distance (seed 000 Thm 5 is stated for
+    distributions); K rounds of a measure of mass 1 + g have mass (1 + g)^K.  (K g alone missed the
+    g^2 term: q = [0.125 + 2^-55, 0, 0.875], K = 2 has delta(0) = 2g + g^2, found by the deep run.)"""
     gap = max(abs(sum(map(Fraction, p)) - 1), abs(sum(map(Fraction, q)) - 1))
-    return mpmath.mpf(K * gap.numerator) / gap.denominator + mpmath.mpf(10) ** -80
+    off = (1 + gap) ** K - 1
+    with mpmath.workdps(90):                        # at 15 digits the quotient's rounding (1e-33 here) > g^2
+        return mpmath.mpf(off.numerator) / off.denominator + mpmath.mpf(10) ** -80
 
 
 def _mass():
@@ -311,3 +315,31 @@ def test_rr_two_rounds_at_the_top_tie_has_lower_end_zero():
     lower end was 5.6e-17 from the rounded top atom (found by test_adversarial_rr_at_its_ties)."""
     br = evaluate.delta_brackets(registry.get("rr").build(eps0=2.0 ** -7), [2.0 ** -6], 2)[0]
     assert br.lower == 0.0 < br.upper
+
+
+def test_refinement_beyond_the_memory_limit_returns_the_last_certified_bracket():
+    """Found by the deep run: delta_bracket refines its grid (accuracy / 4 per step) while a bracket
+    is loose; a refinement whose grid would exceed the memory limit raised instead of returning the
+    bracket it already had.  rr at eps0 = 49, K = 3, eps = 147 (the top tie, exact 0), and a custom
+    pair at eps beside its largest loss 27.2536, K = 3."""
+    br = evaluate.delta_brackets(registry.get("rr").build(eps0=49.0), [147.0], 3)[0]
+    assert br.lower == 0.0 <= br.upper
+    p, q = [0.0, 0.9999999999992792, 7.207084573358905e-13], [0.0, 0.5058622131941302, 0.4941377868058698]
+    eps = 27.253600818132522 * (1 - 1e-15)
+    br = delta_bracket([(sl.pld_from_pmfs(p, q), 3)], [(sl.pld_from_pmfs(q, p), 3)], [eps])[0]
+    exact, off = oracle_delta(p, q, 3, eps), mass_offset(p, q, 3)
+    assert br.lower <= exact + off and exact - off <= br.upper, (br, float(exact))
+
+
+def test_mass_offset_counts_the_square_term():
+    """The oracle's allowance for PMFs that sum to 1 only within an ulp is (1 + g)^K - 1, not K g:
+    q = [0.125 + 2^-55, 0, 0.875] (g = 2^-55), K = 2: delta(0) = 2 g + g^2 exactly (the deep run's
+    second find), and the bracket [0, 0] is right for the normalised pair."""
+    p, q = [0.125, 0.0, 0.875], [0.12500000000000003, 0.0, 0.875]
+    g = Fraction(q[0]) - Fraction(1, 8)
+    exact = oracle_delta(p, q, 2, 0.0)
+    with mpmath.workdps(90):
+        assert exact == mpmath.mpf((2 * g + g * g).numerator) / (2 * g + g * g).denominator
+        assert exact - mass_offset(p, q, 2) <= 0
+    br = delta_bracket([(sl.pld_from_pmfs(p, q), 2)], [(sl.pld_from_pmfs(q, p), 2)], [0.0])[0]
+    assert br.lower <= exact + mass_offset(p, q, 2) and exact - mass_offset(p, q, 2) <= br.upper

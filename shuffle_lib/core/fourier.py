@@ -375,9 +375,16 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
     rtol = (0.01 if K <= 100 else 0.05) if rtol is None else v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
     e0 = float(min(eps))
     lam_pq, lam_qp = _lam_for_eps(pq, e0), _lam_for_eps(qp, e0)
+    pairs = None
     while True:
-        a = compose(pq, accuracy=accuracy, lam=lam_pq, **kw)
-        b = a if _same(pq, qp) else compose(qp, accuracy=accuracy, lam=lam_qp, **kw)
+        try:
+            a = compose(pq, accuracy=accuracy, lam=lam_pq, **kw)
+            b = a if _same(pq, qp) else compose(qp, accuracy=accuracy, lam=lam_qp, **kw)
+        except F.MemoryLimitError:
+            if pairs is None:       # not even the requested accuracy fits: refuse
+                raise
+            # a refinement would exceed the memory limit: the last grid's brackets are certified
+            return [_both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp)) for (x, y), e in zip(pairs, eps)]
         pairs = [(delta_bracket_one(a, e), delta_bracket_one(b, e)) for e in eps]
         out = [_both(x, y) for x, y in pairs]
         loose = any(r.upper >= 1e-10 and r.upper - r.lower > rtol * r.upper for r in out)

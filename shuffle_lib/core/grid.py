@@ -125,14 +125,18 @@ sets it at import, or assign ``grid.MEMORY_LIMIT``): above it :func:`check_memor
 BYTES_PER_POINT = 64      # window, folded input, three half spectra, output and its copy (float64)
 
 
-def check_memory(points: int, what: str) -> int:
-    """Refuse (ValueError) a grid of ``points`` points whose estimated memory exceeds MEMORY_LIMIT.
+class MemoryLimitError(ValueError):
+    """A grid whose estimated memory exceeds MEMORY_LIMIT (a ValueError, so callers see one kind of
+    refusal; :func:`shuffle_lib.core.fourier.delta_bracket` catches it to stop refining)."""
 
-    Source: issue 17 item 3 (resource guards); the estimate is BYTES_PER_POINT per grid point.
+
+def check_memory(points: int, what: str) -> int:
+    """Refuse (:class:`MemoryLimitError`, a ValueError) a grid of ``points`` points whose estimated
+    memory exceeds MEMORY_LIMIT, before it is allocated (the estimate is BYTES_PER_POINT per point).
     """
     need = BYTES_PER_POINT * float(points)
     if need > MEMORY_LIMIT:
-        raise ValueError(f"{what} needs about {points:.3g} grid points, about {need / 1e9:.3g} GB, more than "
+        raise MemoryLimitError(f"{what} needs about {points:.3g} grid points, about {need / 1e9:.3g} GB, more than "
                          f"the limit of {MEMORY_LIMIT / 1e9:.3g} GB (SHUFFLE_LIB_MEMORY_LIMIT); take a "
                          f"larger accuracy or fewer compositions.")
     return points
