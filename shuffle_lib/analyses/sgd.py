@@ -88,6 +88,7 @@ def laplace_ldp_gradient(theta: np.ndarray, X: np.ndarray, y: np.ndarray, C: flo
 
     eps0-LDP for the block (k = len(y) records; Prop. 3 with :func:`laplace_scale`).
     """
+    v.instance("rng", rng, np.random.Generator)
     s = clipped_gradient_sum(theta, X, y, C) / m
     b = laplace_scale(C, eps0, m, len(y))
     return s + rng.laplace(0.0, b, size=s.shape) if b > 0 else s

@@ -47,6 +47,7 @@ def krr_privatize(x: Sequence[int] | np.ndarray, eps0: float, k: int, rng: np.ra
 
     Source: seed 002 Def. III.5.
     """
+    v.instance("rng", rng, np.random.Generator)
     x = np.asarray(x)
     if x.size and (x.min() < 0 or x.max() >= k):
         raise ValueError(f"values must lie in [0, {k - 1}], got range [{x.min()}, {x.max()}].")
@@ -136,6 +137,7 @@ def discretised_normal(n: int, k: int, rng: np.random.Generator, var: float = 2.
 
     Source: seed 002 Sec. V (synthetic data).
     """
+    v.instance("rng", rng, np.random.Generator)
     n = v.integer("n", n, lo=1)
     k = v.integer("k", k, lo=2)
     sd = math.sqrt(var)
@@ -152,6 +154,7 @@ def synthetic_checkins(n: int, shape: tuple[int, int], rng: np.random.Generator,
 
     Source: seed 002 Sec. V (a synthetic stand-in for its check-in data).
     """
+    v.instance("rng", rng, np.random.Generator)
     n = v.integer("n", n, lo=1)
     cols, rows = shape
     centres = rng.random((n_hot, 2)) * [cols, rows]
@@ -172,6 +175,7 @@ def release_once(x: np.ndarray, k: int, eps0: float, sigma: float, rng: np.rando
     histogram itself is the estimate).  Shuffle: the raw k-RR histogram / n.
     Shuffle+INV: matrix inversion then simplex projection (eq. 7-8).
     """
+    v.instance("rng", rng, np.random.Generator)
     counts = np.bincount(x, minlength=k).astype(float)
     n = counts.sum()
     pi = counts / n
@@ -186,5 +190,7 @@ def utility_runs(x: np.ndarray, k: int, eps0: float, sigma: float, runs: int, se
 
     Source: seed 002 Sec. V.
     """
+    runs = v.integer("runs", runs, lo=1, hi=10 ** 6)
+    seed = None if seed is None else v.integer("seed", seed, lo=0, hi=2 ** 63 - 1)
     rng = np.random.default_rng(seed)
     return np.array([release_once(x, k, eps0, sigma, rng) for _ in range(runs)])

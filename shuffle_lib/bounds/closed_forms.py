@@ -110,7 +110,7 @@ def advanced_composition(eps: float, delta: float, n_c: int, delta_prime: float)
     eps' = sqrt(2 n_c log(1/delta')) eps + n_c eps (e^eps - 1).  Returns (eps', delta_total).
     """
     eps = v.real("eps", eps, 0.0)
-    delta = v.real("delta", delta, 0.0, 1.0)
+    delta = v.real("delta", delta, 0.0, 1.0, hi_open=True)
     n_c = v.integer("n_c", n_c, lo=1, hi=10 ** 9)
     delta_prime = v.probability("delta_prime", delta_prime)
     e = math.sqrt(2.0 * n_c * math.log(1.0 / delta_prime)) * eps + n_c * eps * math.expm1(eps)

@@ -154,6 +154,7 @@ def delta_bracket_one(cg: F.Composed, eps: float) -> Bracket:
 
     Source: seed 000 Thm 5, eq. 2.3 read off the grid (:mod:`shuffle_lib.core.grid`, points 1-4).
     """
+    v.instance("cg", cg, F.Composed)
     eps = v.real("eps", eps)
     ladder = _ladder(cg)
     c_up = min(ladder, key=lambda c: F.delta_upper(cg, eps, c, fast=True))
@@ -221,6 +222,7 @@ def epsilon_bracket_one(cg: F.Composed, delta: float) -> Bracket:
 
     Source: seed 000 Thm 5, eq. 2.3 inverted on the grid (:mod:`shuffle_lib.core.grid`).
     """
+    v.instance("cg", cg, F.Composed)
     delta = v.probability("delta", delta)
     top = F.top_loss(cg)
     ladder = _ladder(cg, delta)
@@ -249,6 +251,7 @@ def loss_slack(pld: PLD) -> float:
     rr --eps0 0.3 --eps 0.3`` gave [3.2e-17, 3.2e-17], exact 0).  Errors of the masses themselves
     (a mechanism's formulas) are the mechanism's to bound.
     """
+    v.instance("pld", pld, PLD)
     if not pld.losses.size:
         return 0.0
     pos = pld.probs[pld.probs > 0]

@@ -88,6 +88,7 @@ from typing import Literal
 import numpy as np
 from scipy import fft as _fft
 
+from shuffle_lib.core import validate as v
 from shuffle_lib.core.pld import PLD
 
 _U = 2.0 ** -53
@@ -219,6 +220,7 @@ def discretise(pld: PLD, h: float, rounding: Literal["up", "down", "mean"], lam:
 
     Source: seed 000 Sec. 2.2 (the FFT accountant's grid); module docstring, points 1-3.
     """
+    v.instance("pld", pld, PLD)
     s, p = pld.losses, pld.probs
     c_top = np.cumsum(p[::-1])
     n_top = min(int(np.searchsorted(c_top, tau_top, side="right")), p.size - 1)
@@ -477,6 +479,7 @@ def delta_upper(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
 
     Source: seed 000 Thm 5, eq. 2.3 on the grid, errors on the safe side (module docstring).
     """
+    v.instance("cg", cg, Composed)
     g = cg.up
     val, fl, ec = _read(cg, "up", eps - _shift(cg, c), fast)
     extra = 0.0 if cg.mode == "updown" else c
@@ -488,6 +491,7 @@ def delta_lower(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
 
     Source: seed 000 Thm 5, eq. 2.3 on the grid, errors on the safe side (module docstring).
     """
+    v.instance("cg", cg, Composed)
     g = cg.low
     val, fl, ec = _read(cg, "low", eps + _shift(cg, c), fast)
     extra = 0.0 if cg.mode == "updown" else c
@@ -496,5 +500,6 @@ def delta_lower(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
 
 def top_loss(cg: Composed) -> float:
     """A loss above every grid point of both sides (delta bounds are constant beyond it)."""
+    v.instance("cg", cg, Composed)
     t = max((cg.up.offset + cg.up.w.size) * cg.h, (cg.low.offset + cg.low.w.size) * cg.h, 0.0)
     return t + cg.eps_slack + hoeffding_t(1e-300, cg.h, cg.K) + 1.0

@@ -85,6 +85,7 @@ def hockey_stick(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> float |
 
     Defined for every real eps; vectorised over ``eps``.  Seed 000, eq. 2.3 with n_c = 1.
     """
+    v.instance("pld", pld, PLD)
     eps_arr = np.atleast_1d(np.asarray(eps, dtype=float))
     out = np.empty(eps_arr.shape)
     for i, e in enumerate(eps_arr):
@@ -101,7 +102,8 @@ def tail_probability(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> flo
 
     An upper bound on ``hockey_stick(pld, eps)``, not the tight delta.
     """
-    eps_arr = np.atleast_1d(np.asarray(eps, dtype=float))
+    v.instance("pld", pld, PLD)
+    eps_arr = v.reals("eps", eps, lo=-math.inf)
     out = np.array([pld.inf_mass + math.fsum(pld.probs[np.searchsorted(pld.losses, e, side="left"):])
                     for e in eps_arr])
     return out if np.ndim(eps) else float(out[0])
@@ -112,6 +114,7 @@ def epsilon_for_delta(pld: PLD, delta: float) -> float:
 
     Source: seed 000 Thm 5, inverted (one direction).
     """
+    v.instance("pld", pld, PLD)
     delta = v.probability("delta", delta)
     if delta < pld.inf_mass:
         return math.inf
@@ -150,10 +153,10 @@ def epsilon_exact(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarr
 def product_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
                  k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k-fold product pair (P^k, Q^k) by Kronecker powers: an exact oracle for small cases."""
-    k = v.integer("k", k, lo=1)
+    k = v.integer("k", k, lo=1, hi=64)
     p = v.pmf("p", p)
     q = v.pmf("q", q)
-    if p.size ** k > 5_000_000:
+    if k * math.log(p.size) > math.log(5_000_000):
         raise ValueError(f"product support len(p)**k must be <= 5e6, got {p.size}**{k}.")
     pk, qk = p, q
     for _ in range(k - 1):

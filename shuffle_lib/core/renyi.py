@@ -63,6 +63,7 @@ def renyi_pld(pld: PLD, lam: ArrayLike) -> np.ndarray:
 
     Source: seed 003 eq. 2 (Mironov 2017) written with the loss L.
     """
+    v.instance("pld", pld, PLD)
     lams = check_orders(lam)
     if pld.inf_mass > 0:
         return np.full(lams.size, math.inf)
@@ -83,6 +84,7 @@ def renyi_pld_bracket(pld: PLD, lam: ArrayLike, max_loss: float) -> tuple[np.nda
 
     Source: seed 003 eq. 2 (Mironov 2017) with a bounded tail cut.
     """
+    v.instance("pld", pld, PLD)
     lams = check_orders(lam)
     max_loss = v.real("max_loss", max_loss, 0.0, 700.0)
     lo = _log_moments(pld, lams)

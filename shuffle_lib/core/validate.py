@@ -92,3 +92,37 @@ def json_file(option: str, path: str) -> object:
         raise ValueError(f"{option}: cannot read {path!r}: {e.strerror}.") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"{option}: {path!r} is not valid JSON ({e.msg}, line {e.lineno}).") from None
+
+
+def choice(name: str, x: object, choices: Sequence[str]) -> str:
+    """Return ``x`` after checking it is one of ``choices`` (ValueError naming ``name`` and the choices)."""
+    if not isinstance(x, str) or x not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {name}={x!r}.")
+    return x
+
+
+def stochastic_matrix(name: str, R: object, tol: float = PMF_TOL) -> np.ndarray:
+    """A randomiser matrix (rows inputs, columns outputs) as a 2-d float array: at least 2 rows,
+    entries finite and in [0, 1], every row summing to 1 within ``tol`` (ValueError naming ``name``)."""
+    try:
+        arr = np.asarray(R, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a matrix of probabilities (a list of rows), got {name}={R!r}.") from None
+    if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 1:
+        raise ValueError(f"{name} must be a 2-d matrix with at least 2 rows, got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
+        raise ValueError(f"{name} must hold finite probabilities in [0, 1].")
+    sums = np.array([math.fsum(row) for row in arr])
+    bad = np.flatnonzero(np.abs(sums - 1.0) > tol)
+    if bad.size:
+        raise ValueError(f"{name} is not a randomiser: row {bad[0]} sums to {sums[bad[0]]!r}, not 1 "
+                         f"(within {tol:g}).")
+    return arr
+
+
+def instance(name: str, x: object, cls: type | tuple[type, ...]) -> object:
+    """Return ``x`` after checking it is an instance of ``cls`` (TypeError naming ``name``)."""
+    if not isinstance(x, cls):
+        want = " or ".join(c.__name__ for c in (cls if isinstance(cls, tuple) else (cls,)))
+        raise TypeError(f"{name} must be a {want}, got {name}={x!r}.")
+    return x

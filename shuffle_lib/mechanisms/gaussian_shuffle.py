@@ -56,6 +56,9 @@ def delta_mc(n: int, sigma: float, eps: float, samples: int = 100_000, seed: int
     eps = v.real("eps", eps, 0.0)
     samples = v.integer("samples", samples, lo=100, hi=10 ** 9)
     alpha = v.real("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
+    chunk = v.integer("chunk", chunk, lo=1, hi=10 ** 7)
+    if seed is not None:
+        seed = v.integer("seed", seed, lo=0, hi=2 ** 63 - 1)
     rng = np.random.default_rng(seed)
     sums, squares = [0.0, 0.0], [0.0, 0.0]
     done = 0

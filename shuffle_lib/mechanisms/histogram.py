@@ -288,6 +288,8 @@ def delta_histogram_exact(eps: ArrayLike, n: int, eps0: float, k: int
     """
     eps_arr = v.reals("eps", eps, lo=0.0)
     n = v.integer("n", n, lo=2, hi=40)
+    k = v.integer("k", k, lo=2, hi=8)          # histogram_pmfs's range, checked before the enumeration
+    v.real("eps0", eps0, 0.0, lo_open=True)
     best = np.full(eps_arr.size, -1.0)
     arg = [None] * eps_arr.size
     for c in _compositions(n - 1, k):

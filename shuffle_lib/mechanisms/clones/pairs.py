@@ -96,6 +96,7 @@ PAIRS = {
                     "seed 000 eq. 5.1-5.2"),
 }
 MAX_N = 10 ** 9
+SUBSAMPLED = "subsampled"      # the name of subsample.SUB, whose weights come from pr.name here
 Prepared = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]   # prepare's arrays
 
 # the parameters every clones-pair shuffler declares (shuffle_lib.core.registry)
@@ -118,11 +119,13 @@ def check_params(n: int, eps0: float, pair: str | Pair) -> tuple[int, float, Pai
 def clone_probability(eps0: float, pair: str = "fmt21") -> float:
     """p_clone: e^-eps0 (fmt21, koskela; seed 000 eq. 5.2) or 2/(e^eps0+1) (stronger)."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
+    v.choice("pair", pair, sorted(PAIRS) + [SUBSAMPLED])   # the subsampled pair clones as fmt21 does
     return 2.0 / (math.exp(eps0) + 1.0) if pair == "stronger" else math.exp(-eps0)
 
 
 def report_probability(eps0: float) -> float:
     """q = e^eps0/(e^eps0 + 1), the law of Delta (seed 000 eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2)."""
+    eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     return 1.0 / (1.0 + math.exp(-eps0))
 
 
@@ -135,6 +138,7 @@ def shared_weights(n: int, eps0: float, pr: Pair, s: int | np.ndarray
 
     Source: seed 000 Lemmas B.1-B.3 (rewritten in the module docstring), eq. B.6.
     """
+    v.instance("pr", pr, Pair)
     p, u, w0 = _puw(eps0, pr)
     s = np.asarray(s, dtype=np.int64)
     c1 = binom.pmf(s - 1, n - 1, p)          # P(C = s-1)
@@ -205,6 +209,7 @@ def s_range(n: int, eps0: float, pr: Pair, tau: float) -> tuple[int, int, float]
 
     Source: the range of S of seed 000 eq. 5.1-5.2, cut by Chernoff tails.
     """
+    v.instance("pr", pr, Pair)
     p, u, w = _puw(eps0, pr)
     lo, hi = (int(x[0]) for x in tail_range(n - 1, p, tau))
     lo, hi = max(lo - 1, 0), min(hi + 1, n - 1)
@@ -241,6 +246,7 @@ def delta_inf(n: int, eps0: float, pair: str | Pair = "fmt21") -> float:
 
 def prepare(n: int, eps0: float, pr: Pair, tau: float) -> Prepared:
     """The arrays :func:`bracket_at` reads: (s, P(S=s), al, be, ga) over :func:`s_range`, and the S-mass left out."""
+    v.instance("pr", pr, Pair)
     s_lo, s_hi, out = s_range(n, eps0, pr, tau)
     s = np.arange(s_lo, s_hi + 1)
     ps, al, be, ga = shared_weights(n, eps0, pr, s)
@@ -355,6 +361,7 @@ def clone_top_loss(n: int, eps0: float, pr: Pair) -> float:
 
     Source: seed 000 eq. 5.5 (koskela) and Feldman et al. 2021 (full pairs: loss <= eps0).
     """
+    v.instance("pr", pr, Pair)
     if pr.weights is not None:
         p, u, w = pr.weights
         if w > 0:      # the loss is a ratio of sums whose termwise ratios are u/w, w/u and 1
@@ -382,7 +389,8 @@ def decomposition_holds(R: Sequence[Sequence[float]] | np.ndarray, eps0: float, 
 
     Source: Feldman et al. 2021 Thm 3.2; Feldman et al. 2023 (stronger).
     """
-    R = np.asarray(R, dtype=float)
+    R = v.stochastic_matrix("R", R)
+    tol = v.real("tol", tol, 0.0, 1e-3, lo_open=True)
     p = clone_probability(eps0, pair)
     mix = 0.5 * (R[:, None, :] + R[None, :, :])
     ok = R[:, None, None, :] >= p * mix[None, :, :, :] - tol

@@ -36,6 +36,7 @@ def atoms_at(n: int, eps0: float, pr: Pair, s: np.ndarray, a: np.ndarray) -> tup
 
     Atoms below the double range (< 1e-308) underflow to 0: at most #atoms x 1e-308 of mass.
     """
+    v.instance("pr", pr, Pair)
     ps, al, be, ga = shared_weights(n, eps0, pr, s)
     nn = ps * binom.pmf(a, s, 0.5)
     sf = np.where(s == 0, 1.0, s)
@@ -110,6 +111,7 @@ def kept_atoms(n: int, eps0: float, pr: Pair, tau: float, max_atoms: int = 10 **
 
     Source: seed 001 Lemma 6 with exact binomial quantiles.
     """
+    v.instance("pr", pr, Pair)
     s, a_lo, a_hi, _, dropped = _window(n, eps0, pr, tau)
     counts = a_hi - a_lo + 1
     if counts.sum() > max_atoms:

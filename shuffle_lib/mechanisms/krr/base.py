@@ -272,4 +272,5 @@ def hockey_stick_pair(pl: KrrPLD, eps: float) -> tuple[float, float]:
 
     Source: seed 000 Thm 5 (both directions share the PLD).
     """
+    v.instance("pl", pl, KrrPLD)
     return float(hockey_stick(pl.lower, eps)), float(hockey_stick(pl.upper, eps))

@@ -130,5 +130,6 @@ def bin_pair(pl: KrrPLD, h: float) -> KrrPLD:
 
     Source: seed 000 Thm 5 (rounding losses up dominates, down is dominated).
     """
+    v.instance("pl", pl, KrrPLD)
     return KrrPLD(_grid_pld(pl.upper.losses, pl.upper.probs, h, np.ceil, pl.upper.inf_mass),
                   _grid_pld(pl.lower.losses, pl.lower.probs, h, np.floor, pl.lower.inf_mass), pl.cut, pl.atoms)

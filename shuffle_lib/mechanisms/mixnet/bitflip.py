@@ -159,6 +159,9 @@ def q_needed(n: int, eps: float, delta: float, m: int = 0, tol: float = 1e-4) ->
     """
     eps = v.real("eps", eps, 0.0)
     delta = v.probability("delta", delta)
+    tol = v.real("tol", tol, 1e-12, 1.0)     # relative: below ~1e-12 the bisection on log q cannot shrink
+    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    m = v.integer("m", m, lo=0, hi=n - 1)
     f = lambda q: float(delta_pair(n, m, q, eps)[0]) <= delta  # noqa: E731
     if f(0.5):
         lo, hi = 1e-12, 0.5
@@ -226,7 +229,15 @@ def q_needed_worst(n: int, eps: float, delta: float, ms: Iterable[int] | None = 
     Source: seed 004 Sec. 4 (the q a target needs, here exactly).
     """
     n = v.integer("n", n, lo=1, hi=10 ** 7)
-    ms = list(range((n - 1) // 2 + 1)) if ms is None else list(ms)
+    eps = v.real("eps", eps, 0.0)
+    delta = v.probability("delta", delta)
+    tol = v.real("tol", tol, 1e-12, 1.0)
+    try:
+        ms = list(range((n - 1) // 2 + 1)) if ms is None else [v.integer("ms", m, lo=0, hi=n - 1) for m in ms]
+    except TypeError:
+        raise ValueError(f"ms must be a list of integers in [0, n - 1], got ms={ms!r}.") from None
+    if not ms:
+        raise ValueError("ms must hold at least one m, got an empty list.")
     q = q_needed(n, eps, delta, ms[0], tol)
     for m in ms[1:]:
         if math.isfinite(q) and float(delta_pair(n, m, q, eps)[0]) > delta:

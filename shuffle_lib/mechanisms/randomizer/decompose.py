@@ -176,6 +176,9 @@ def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
     the counts on the minimising outputs T0, T1 and on all of S0, S1 (the best view is taken
     when the bracket is evaluated).
     """
+    R = v.stochastic_matrix("R", R)
+    i = v.integer("i", i, lo=0, hi=R.shape[0] - 1)
+    j = v.integer("j", j, lo=0, hi=R.shape[0] - 1)
     P0, P1 = R[i], R[j]
     d = P0 - P1
     S0, S1 = d > 0, d < 0
