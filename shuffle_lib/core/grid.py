@@ -108,6 +108,7 @@ def check_memory(points: int, what: str) -> int:
 
     Source: issue 17 item 3 (resource guards); the estimate is BYTES_PER_POINT per grid point.
     """
+    points = v.integer("points", points, lo=1)
     need = BYTES_PER_POINT * float(points)
     if need > MEMORY_LIMIT:
         raise ValueError(f"{what} needs about {points:.3g} grid points, about {need / 1e9:.3g} GB, more than "
@@ -221,6 +222,10 @@ def discretise(pld: PLD, h: float, rounding: Literal["up", "down", "mean"], lam:
     Source: seed 000 Sec. 2.2 (the FFT accountant's grid); module docstring, points 1-3.
     """
     v.instance("pld", pld, PLD)
+    h = v.real("h", h, 0.0, lo_open=True)
+    rounding = v.choice("rounding", rounding, ("up", "down", "mean"))
+    lam = v.real("lam", lam, 0.0)
+    tau_top = v.real("tau_top", tau_top, 0.0, 1.0, hi_open=True)
     s, p = pld.losses, pld.probs
     c_top = np.cumsum(p[::-1])
     n_top = min(int(np.searchsorted(c_top, tau_top, side="right")), p.size - 1)
@@ -287,6 +292,18 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
 
     Source: seed 000 Sec. 2.2, Thm 5 / eq. 2.3; seed 001 Sec. 2.2 (module docstring).
     """
+    if isinstance(components, (str, bytes)) or not isinstance(components, Sequence) or not components:
+        raise ValueError(f"components must be a non-empty list of (PLD, count) pairs, got components={components!r:.80}.")
+    for item in components:
+        if not (isinstance(item, (tuple, list)) and len(item) == 2):
+            raise ValueError(f"components must hold (PLD, count) pairs, got {item!r:.80}.")
+        v.instance("components' PLD", item[0], PLD)
+        v.integer("components' count", item[1], lo=1)
+    h = v.real("h", h, 0.0, lo_open=True)
+    lam = v.real("lam", lam, 0.0)
+    mode = v.choice("mode", mode, ("updown", "mean"))
+    method = v.choice("method", method, ("power", "squaring"))
+    max_points = v.integer("max_points", max_points, lo=2)
     K = sum(c for _, c in components)
     max_abs = max(float(np.max(np.abs(p.losses), initial=0.0)) for p, _ in components)
     eps_slack = K * 64 * _U * max(max_abs, h)  # input rounding + snapping
@@ -457,6 +474,9 @@ def hoeffding_t(c: float, h: float, K: int) -> float:
 
     Source: Hoeffding's inequality for mean-preserving rounding (Gopi et al. 2021; module docstring).
     """
+    c = v.real("c", c, 0.0, 1.0, lo_open=True)
+    h = v.real("h", h, 0.0, lo_open=True)
+    K = v.integer("K", K, lo=1)
     return h * math.sqrt(K * math.log(1.0 / c) / 2.0)
 
 
@@ -480,6 +500,8 @@ def delta_upper(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
     Source: seed 000 Thm 5, eq. 2.3 on the grid, errors on the safe side (module docstring).
     """
     v.instance("cg", cg, Composed)
+    eps = v.real("eps", eps, allow_inf=True)
+    c = v.real("c", c, 0.0, 1.0, lo_open=True)
     g = cg.up
     val, fl, ec = _read(cg, "up", eps - _shift(cg, c), fast)
     extra = 0.0 if cg.mode == "updown" else c
@@ -492,6 +514,8 @@ def delta_lower(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
     Source: seed 000 Thm 5, eq. 2.3 on the grid, errors on the safe side (module docstring).
     """
     v.instance("cg", cg, Composed)
+    eps = v.real("eps", eps, allow_inf=True)
+    c = v.real("c", c, 0.0, 1.0, lo_open=True)
     g = cg.low
     val, fl, ec = _read(cg, "low", eps + _shift(cg, c), fast)
     extra = 0.0 if cg.mode == "updown" else c
