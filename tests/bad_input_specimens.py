@@ -38,6 +38,7 @@ BAD = {
     "prob_lt1": [NAN, INF, -0.5, 1.0, 1.5, None, "abc", [0.5]],        # a probability < 1
     "pos": [NAN, INF, -INF, -1.0, 0.0, None, "abc", [1.0]],            # a positive finite real
     "nonneg": [NAN, INF, -1.0, None, "abc", [1.0]],                    # a non-negative finite real
+    "pos_inf": [NAN, -INF, -1.0, 0.0, None, "abc", [1.0]],             # a positive real or +inf
     "real": [NAN, None, "abc", [1.0]],                                 # a real number (eps may be < 0)
     "reals": [[NAN], None, "abc", [[1.0, "x"]]],                       # a real or list of reals
     "probs": [[NAN], [-0.5], [1.5], None, "abc"],                      # a probability or list of them
@@ -379,6 +380,13 @@ ROLES: dict[str, dict[str, str | None]] = {
     "shuffle_lib.core.pld.pld_from_losses": {"losses": "array", "inf_mass": "prob"},
     "shuffle_lib.mechanisms.mixnet.bitflip.g": {"x": "reals"},
     "shuffle_lib.core.evaluate.finite_or_none": {"x": None},
+    # eps0 = inf is documented as "no noise" (the non-private baseline of seed 003's experiments)
+    **{f"shuffle_lib.analyses.sgd.{f}": {"eps0": "pos_inf"}
+       for f in ("laplace_scale", "laplace_ldp_gradient", "shuffled_sgd")},
+    # mu = 0 (identical Gaussians) is a valid GDP level; eps0 = 0 is k-RR with gamma = 1 (all uniform)
+    "shuffle_lib.core.tradeoff.gaussian_tradeoff": {"mu": "nonneg"},
+    "shuffle_lib.core.renyi.gdp_rdp": {"mu": "nonneg"},
+    "shuffle_lib.mechanisms.krr.base.gamma_from_eps0": {"eps0": "nonneg"},
     "shuffle_lib.analyses.utility.project_simplex": {"y": "array"},
     "shuffle_lib.analyses.utility.matrix_inversion": {"counts": "array"},
     "shuffle_lib.analyses.utility.krr_privatize": {"x": "array"},
@@ -404,7 +412,7 @@ NOT_SWEPT = {
 }
 NOT_SWEPT.update({f"shuffle_lib.core.validate.{f}": "the checks themselves (their `name` is whatever the caller "
                   "names): swept through every function that uses them"
-                  for f in ("real", "reals", "integer", "integers", "probability", "pmf", "choice", "stochastic_matrix", "instance")})
+                  for f in ("real", "reals", "integer", "integers", "array", "probability", "pmf", "choice", "stochastic_matrix", "instance")})
 
 # ---- known defects, not yet fixed ----------------------------------------------------------------
 # Arguments the sweep still faults, with the kinds found (accepted: a bad value returned an answer;
@@ -412,22 +420,6 @@ NOT_SWEPT.update({f"shuffle_lib.core.validate.{f}": "the checks themselves (thei
 # Reported by tests/test_bad_input.py, not failed; an entry the sweep no longer faults fails as stale.
 # Generated from the sweep of the s6-api branch (issue 17 item 4); shrink it as prologues are added.
 OPEN: dict[str, dict[str, str]] = {
-    "shuffle_lib.analyses.sgd.alg1_rdp": {"m": "unnamed"},
-    "shuffle_lib.analyses.sgd.clip_l1": {"g": "accepted unnamed"},
-    "shuffle_lib.analyses.sgd.clipped_gradient_sum": {"C": "RuntimeWarning accepted"},
-    "shuffle_lib.analyses.sgd.eps0_for_budget": {"hi": "unnamed", "lo": "unnamed", "m": "unnamed"},
-    "shuffle_lib.analyses.sgd.laplace_ldp_gradient": {"C": "RuntimeWarning", "eps0": "accepted"},
-    "shuffle_lib.analyses.sgd.laplace_scale": {"eps0": "accepted"},
-    "shuffle_lib.analyses.sgd.shuffled_sgd": {"eps0": "accepted", "seed": "accepted unnamed"},
-    "shuffle_lib.analyses.utility.classical_gaussian_sigma": {"sensitivity": "accepted"},
-    "shuffle_lib.analyses.utility.discretised_normal": {"k": "unnamed", "n": "unnamed", "var": "RuntimeWarning accepted unnamed"},
-    "shuffle_lib.analyses.utility.krr_privatize": {"k": "unnamed"},
-    "shuffle_lib.analyses.utility.matrix_inversion": {"counts": "unnamed"},
-    "shuffle_lib.analyses.utility.project_simplex": {"y": "unnamed"},
-    "shuffle_lib.analyses.utility.release_once": {"k": "OverflowError unnamed", "sigma": "accepted unnamed", "x": "unnamed"},
-    "shuffle_lib.analyses.utility.synthetic_checkins": {"n": "OverflowError", "n_hot": "unnamed", "spread": "RuntimeWarning accepted"},
-    "shuffle_lib.analyses.utility.tv_distance": {"p": "unnamed", "q": "unnamed"},
-    "shuffle_lib.analyses.utility.utility_runs": {"k": "OverflowError unnamed", "sigma": "accepted unnamed", "x": "unnamed"},
     "shuffle_lib.bounds.closed_forms.fmt21_epsilon_log": {"eps0": "accepted", "log_delta": "accepted", "n": "accepted unnamed"},
     "shuffle_lib.core.calibrate.calibrate": {"hi": "accepted", "lo": "unnamed", "param": "unnamed"},
     "shuffle_lib.core.calibrate.search": {"hi": "unnamed", "lo": "accepted"},
@@ -441,11 +433,6 @@ OPEN: dict[str, dict[str, str]] = {
     "shuffle_lib.core.fourier.epsilon_bracket": {"plds_pq": "unnamed", "plds_qp": "unnamed"},
     "shuffle_lib.core.pld.hockey_stick": {"eps": "unnamed"},
     "shuffle_lib.core.pld.pld_from_losses": {"losses": "unnamed", "probs": "unnamed"},
-    "shuffle_lib.core.renyi.gdp_rdp": {"mu": "accepted"},
-    "shuffle_lib.core.renyi.log_divergence": {"lam": "accepted"},
-    "shuffle_lib.core.tradeoff.gaussian_tradeoff": {"alpha": "unnamed", "mu": "accepted"},
-    "shuffle_lib.core.tradeoff.renyi_from_tradeoff": {"da": "unnamed", "db": "IndexError unnamed"},
-    "shuffle_lib.core.tradeoff.tradeoff_at": {"alpha": "unnamed"},
     "shuffle_lib.mechanisms.clones.compose.clone_model": {"rounds": "unnamed"},
     "shuffle_lib.mechanisms.clones.compose.delta_bracket": {"rounds": "unnamed"},
     "shuffle_lib.mechanisms.clones.compose.epsilon_bracket": {"rounds": "unnamed"},
@@ -472,7 +459,6 @@ OPEN: dict[str, dict[str, str]] = {
     "shuffle_lib.mechanisms.histogram.log_mu": {"eps0": "accepted unnamed", "k": "accepted unnamed", "n": "RuntimeWarning accepted", "n_x0": "accepted unnamed", "r": "accepted unnamed", "s": "accepted unnamed"},
     "shuffle_lib.mechanisms.histogram.tau": {"eps0": "RuntimeWarning accepted", "k": "accepted", "n": "accepted", "n_x0": "accepted", "r": "accepted unnamed", "s": "accepted unnamed"},
     "shuffle_lib.mechanisms.krr.base.adversary_pld": {"tail": "unnamed"},
-    "shuffle_lib.mechanisms.krr.base.gamma_from_eps0": {"eps0": "accepted"},
     "shuffle_lib.mechanisms.krr.base.hockey_stick_pair": {"eps": "unnamed"},
     "shuffle_lib.mechanisms.krr.base.weak_loss": {"b": "accepted unnamed", "gamma": "RuntimeWarning accepted", "k": "RuntimeWarning accepted", "u": "RuntimeWarning accepted unnamed", "w": "RuntimeWarning accepted unnamed"},
     "shuffle_lib.mechanisms.krr.checks.brute_delta": {"n_c": "accepted unnamed"},

@@ -33,8 +33,9 @@ def check_orders(lam: ArrayLike) -> np.ndarray:
 def log_divergence(logp: np.ndarray, logq: np.ndarray, lam: float) -> float:
     """1/(lam-1) log sum exp(lam logp + (1-lam) logq) over atoms with P > 0 (inf if Q = 0 there).
 
-    Source: seed 003 eq. 2 (Mironov 2017), in log space.
+    Source: seed 003 eq. 2 (Mironov 2017), in log space.  lam in (1, 1e4].
     """
+    lam = v.real("lam", lam, 1.0, LAM_MAX, lo_open=True)
     keep = np.isfinite(logp)
     if np.any(~np.isfinite(logq[keep])):
         return math.inf

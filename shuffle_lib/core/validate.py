@@ -153,3 +153,20 @@ def integers(name: str, x: object, lo: float = -math.inf, hi: float = math.inf) 
     if arr.size and arr.dtype.kind != "i" and np.max(np.abs(arr)) >= 2.0 ** 63:
         raise ValueError(f"{want}, got {name}={x!r:.80}.")
     return arr.astype(np.int64, copy=False)
+
+
+def array(name: str, x: object, ndim: int | None = None, lo: float = -math.inf) -> np.ndarray:
+    """A non-empty array of finite reals >= ``lo`` (of ``ndim`` dimensions if given) as floats
+    (ValueError naming ``name``).  Vectorised: O(size) in numpy, no Python loop."""
+    shape = f"{ndim}-d " if ndim is not None else ""
+    want = f"{name} must be a non-empty {shape}array of finite numbers" + (f" >= {lo:g}" if lo > -math.inf else "")
+    if x is None or isinstance(x, str):
+        raise ValueError(f"{want}, got {name}={x!r}.")
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{want}, got {name}={x!r:.80}.") from None
+    if arr.size == 0 or (ndim is not None and arr.ndim != ndim) or not np.all(np.isfinite(arr)) \
+            or np.any(arr < lo):
+        raise ValueError(f"{want}, got {name}={x!r:.80}.")
+    return arr
