@@ -48,10 +48,10 @@ def tail_range(m: int | np.ndarray, p: float, tau: float) -> tuple[np.ndarray, n
 
     Chernoff: P(X >= m x) <= exp(-m KL(x || p)) for x > p; x found by bisection.  Used
     instead of scipy's ppf/isf, which fail below ~1e-20 (binom.isf(1e-30, 10**6-1, 0.37)
-    returns 10**6-1).  ``m`` integers in [0, 2^53], ``p`` in (0, 1), ``tau`` in (0, 1].
+    returns 10**6-1).  ``m`` integers in [0, 2^53], ``p`` in [0, 1], ``tau`` in (0, 1].
     """
     m = np.atleast_1d(v.integers("m", m, 0, MAX_TRIALS)).astype(float)
-    p = v.real("p", p, 0.0, 1.0, lo_open=True, hi_open=True)
+    p = v.real("p", p, 0.0, 1.0)
     tau = v.real("tau", tau, 0.0, 1.0, lo_open=True)
     target = math.log(1.0 / tau) / np.maximum(m, 1.0)
     out = []

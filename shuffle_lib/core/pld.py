@@ -64,8 +64,14 @@ def pld_from_losses(losses: Sequence[float] | np.ndarray, probs: Sequence[float]
 
     Source: seed 000 Def. 4 (a PLD given by its atoms).
     """
-    losses = np.asarray(losses, dtype=float)
-    probs = np.asarray(probs, dtype=float)
+    try:
+        losses = np.asarray(losses, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"losses must be a 1-d list of real numbers, got losses={losses!r:.80}.") from None
+    try:
+        probs = np.asarray(probs, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"probs must be a 1-d list of probabilities, got probs={probs!r:.80}.") from None
     if losses.shape != probs.shape or losses.ndim != 1:
         raise ValueError(f"losses and probs must be 1-d of equal length, got {losses.shape} and {probs.shape}.")
     if not np.all(np.isfinite(losses)):
@@ -86,7 +92,10 @@ def hockey_stick(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> float |
     Defined for every real eps; vectorised over ``eps``.  Seed 000, eq. 2.3 with n_c = 1.
     """
     v.instance("pld", pld, PLD)
-    eps_arr = np.atleast_1d(np.asarray(eps, dtype=float))
+    try:
+        eps_arr = np.atleast_1d(np.asarray(eps, dtype=float))
+    except (TypeError, ValueError):
+        raise ValueError(f"eps must be a real number or a list of reals, got eps={eps!r:.80}.") from None
     out = np.empty(eps_arr.shape)
     for i, e in enumerate(eps_arr):
         if math.isnan(e):

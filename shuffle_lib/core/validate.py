@@ -155,11 +155,12 @@ def integers(name: str, x: object, lo: float = -math.inf, hi: float = math.inf) 
     return arr.astype(np.int64, copy=False)
 
 
-def array(name: str, x: object, ndim: int | None = None, lo: float = -math.inf) -> np.ndarray:
-    """A non-empty array of finite reals >= ``lo`` (of ``ndim`` dimensions if given) as floats
+def array(name: str, x: object, ndim: int | None = None, lo: float = -math.inf, hi: float = math.inf) -> np.ndarray:
+    """A non-empty array of finite reals in [``lo``, ``hi``] (of ``ndim`` dimensions if given) as floats
     (ValueError naming ``name``).  Vectorised: O(size) in numpy, no Python loop."""
     shape = f"{ndim}-d " if ndim is not None else ""
-    want = f"{name} must be a non-empty {shape}array of finite numbers" + (f" >= {lo:g}" if lo > -math.inf else "")
+    want = f"{name} must be a non-empty {shape}array of finite numbers" + (
+        f" in [{lo:g}, {hi:g}]" if lo > -math.inf or hi < math.inf else "")
     if x is None or isinstance(x, str):
         raise ValueError(f"{want}, got {name}={x!r}.")
     try:
@@ -167,6 +168,6 @@ def array(name: str, x: object, ndim: int | None = None, lo: float = -math.inf) 
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{want}, got {name}={x!r:.80}.") from None
     if arr.size == 0 or (ndim is not None and arr.ndim != ndim) or not np.all(np.isfinite(arr)) \
-            or np.any(arr < lo):
+            or np.any(arr < lo) or np.any(arr > hi):
         raise ValueError(f"{want}, got {name}={x!r:.80}.")
     return arr
