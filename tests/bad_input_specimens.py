@@ -138,6 +138,7 @@ _add("core.grid",
      hoeffding_t=dict(c=1.0, h=1e-3, K=2), delta_upper=dict(cg=GRID, eps=0.5, c=1.0, fast=False),
      delta_lower=dict(cg=GRID, eps=0.5, c=1.0, fast=False), top_loss=dict(cg=GRID))
 _add("core.pld",
+     check_components=dict(components=[(PLD_, 2)], name="components"),
      pld_from_pmfs=dict(p=[0.75, 0.25], q=[0.25, 0.75]),
      pld_from_losses=dict(losses=[0.5, -0.5], probs=[0.6, 0.4], inf_mass=0.0),
      hockey_stick=dict(pld=PLD_, eps=0.5), tail_probability=dict(pld=PLD_, eps=0.5),
@@ -400,6 +401,14 @@ ROLES: dict[str, dict[str, str | None]] = {
     "shuffle_lib.analyses.utility.tv_distance": {"p": "array", "q": "array"},
     "shuffle_lib.mechanisms.gaussian_shuffle.log_ratio": {"y": "array"},
     "shuffle_lib.analyses.sgd.clip_l1": {"g": "array"},
+    # A_0(m) is defined (pmf_A's documented range is 0 <= m <= n): n = 0 is valid there
+    "shuffle_lib.mechanisms.mixnet.bitflip.pmf_A": {"n": "count0"},
+    "shuffle_lib.mechanisms.mixnet.bitflip.rho": {"n": "count0"},
+    "shuffle_lib.core.pld.check_components": {"name": None},
+    # k, d, eps0 = 0 mean "not given" (the randomiser's family does not use them)
+    **{f"shuffle_lib.mechanisms.randomizer.{f}": {"k": "count0", "d": "count0", "eps0": "nonneg"}
+       for f in ("decompositions", "randomizer_model")},
+    "shuffle_lib.mechanisms.randomizer.decompose.family_decomposition": {"k": "count0", "d": "count0"},
 }
 
 # ---- not swept --------------------------------------------------------------------------------
@@ -423,37 +432,7 @@ NOT_SWEPT.update({f"shuffle_lib.core.validate.{f}": "the checks themselves (thei
 # Arguments the sweep still faults, with the kinds found (accepted: a bad value returned an answer;
 # unnamed: a ValueError not naming the argument; an exception name: that exception escaped).
 # Reported by tests/test_bad_input.py, not failed; an entry the sweep no longer faults fails as stale.
-# Generated from the sweep of the s6-api branch (issue 17 item 4); shrink it as prologues are added.
+# Emptied on the s6-api branch (issue 17 item 4): every defect the sweep found is fixed at its source;
+# a new one belongs here only with a reason, and is better fixed.
 OPEN: dict[str, dict[str, str]] = {
-    "shuffle_lib.bounds.closed_forms.fmt21_epsilon_log": {"eps0": "accepted", "log_delta": "accepted", "n": "accepted unnamed"},
-    "shuffle_lib.core.calibrate.calibrate": {"hi": "accepted", "lo": "unnamed", "param": "unnamed"},
-    "shuffle_lib.core.calibrate.search": {"hi": "unnamed", "lo": "accepted"},
-    "shuffle_lib.core.evaluate.rdp_brackets": {"orders": "unnamed"},
-    "shuffle_lib.core.extreme.chernoff_delta": {"components": "unnamed", "eps": "accepted"},
-    "shuffle_lib.core.extreme.chernoff_eps": {"components": "unnamed", "delta": "accepted"},
-    "shuffle_lib.core.extreme.log_mgf": {"components": "unnamed", "lam": "accepted"},
-    "shuffle_lib.core.extreme.top_atom_delta": {"components": "unnamed", "eps": "accepted"},
-    "shuffle_lib.core.extreme.top_atom_eps": {"components": "unnamed", "delta": "accepted unnamed"},
-    "shuffle_lib.core.fourier.delta_bracket": {"plds_pq": "unnamed", "plds_qp": "unnamed"},
-    "shuffle_lib.core.fourier.epsilon_bracket": {"plds_pq": "unnamed", "plds_qp": "unnamed"},
-    "shuffle_lib.mechanisms.clones.compose.clone_model": {"rounds": "unnamed"},
-    "shuffle_lib.mechanisms.clones.compose.delta_bracket": {"rounds": "unnamed"},
-    "shuffle_lib.mechanisms.clones.compose.epsilon_bracket": {"rounds": "unnamed"},
-    "shuffle_lib.mechanisms.clones.fmt21.feldman_epsilon": {"eps0": "unnamed"},
-    "shuffle_lib.mechanisms.gaussian_shuffle.log_ratio": {"sigma": "RuntimeWarning accepted", "y": "unnamed"},
-    "shuffle_lib.mechanisms.mixnet.bitflip.bitflip_model": {"q": "unnamed"},
-    "shuffle_lib.mechanisms.mixnet.bitflip.g": {"x": "accepted unnamed"},
-    "shuffle_lib.mechanisms.mixnet.bitflip.m_grid": {"size": "accepted unnamed"},
-    "shuffle_lib.mechanisms.mixnet.bitflip.pmf_A": {"n": "unnamed"},
-    "shuffle_lib.mechanisms.mixnet.bitflip.rho": {"n": "unnamed"},
-    "shuffle_lib.mechanisms.mixnet.bitflip_worst.worst_brackets": {"rtol": "accepted", "verb": "accepted"},
-    "shuffle_lib.mechanisms.mixnet.fake_records.m_needed": {"m_max": "accepted"},
-    "shuffle_lib.mechanisms.randomizer.decompose.family_decomposition": {"d": "accepted", "eps0": "accepted"},
-    "shuffle_lib.mechanisms.randomizer.decompose.matrix_decompositions": {"R": "unnamed"},
-    "shuffle_lib.mechanisms.randomizer.decompose.matrix_eps0": {"R": "unnamed"},
-    "shuffle_lib.mechanisms.randomizer.decompose.olh_g": {"eps0": "OverflowError accepted unnamed"},
-    "shuffle_lib.mechanisms.randomizer.decompositions": {"d": "accepted", "matrix": "accepted"},
-    "shuffle_lib.mechanisms.randomizer.randomizer_model": {"accuracy": "accepted", "d": "accepted", "eps0": "accepted", "k": "accepted"},
-    "shuffle_lib.mechanisms.randomizer.randomizer_rdp": {"orders": "unnamed"},
-    "shuffle_lib.mechanisms.randomizer.upper_epsilon": {"delta": "accepted"},
 }

@@ -114,7 +114,7 @@ def rdp_brackets(model: Model, orders: Sequence[float]) -> list[Bracket]:
     v.instance("model", model, (PairModel, WorstCase, DirectModel))
     if isinstance(model, DirectModel):
         raise ValueError("this mechanism builds no PLD and declares no Renyi method.")
-    orders = v.reals("order", orders, lo=1.0, lo_open=True)
+    orders = v.reals("orders", orders, lo=1.0, lo_open=True)
 
     def div(pm: PairModel, end: int) -> np.ndarray:   # end 0: upper PLDs, 1: lower (dominated) PLDs
         x, y = (pm.pq, pm.qp) if end == 0 or pm.pq_lower is None else (pm.pq_lower, pm.qp_lower)

@@ -32,6 +32,7 @@ from shuffle_lib.core import validate as v
 from shuffle_lib.core import grid as F
 from shuffle_lib.core import extreme as X
 from shuffle_lib.core.pld import PLD, epsilon_for_delta, hockey_stick
+from shuffle_lib.core.pld import check_components as _named_components
 from shuffle_lib.core.types import ArrayLike, Bracket
 
 DEFAULT_ACCURACY = 2e-4
@@ -336,6 +337,7 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
     """
     eps = v.reals("eps", eps, lo=0.0)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+    _named_components(plds_pq, "plds_pq"), _named_components(plds_qp, "plds_qp")   # errors in the caller's names
     pq, qp = check_components(plds_pq), check_components(plds_qp)
     low_pq, low_qp = (None, None) if lower is None else (check_components(lower[0]), check_components(lower[1]))
     if _single(pq) is not None and _single(qp) is not None:
@@ -377,6 +379,7 @@ def epsilon_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seq
     delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     if "accuracy" in kw:
         v.real("accuracy", kw["accuracy"], 0.0, 1.0, lo_open=True)
+    _named_components(plds_pq, "plds_pq"), _named_components(plds_qp, "plds_qp")   # errors in the caller's names
     pq, qp = check_components(plds_pq), check_components(plds_qp)
     low_pq, low_qp = (None, None) if lower is None else (check_components(lower[0]), check_components(lower[1]))
     if _single(pq) is not None and _single(qp) is not None:

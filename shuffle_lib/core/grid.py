@@ -89,7 +89,7 @@ import numpy as np
 from scipy import fft as _fft
 
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.pld import PLD
+from shuffle_lib.core.pld import PLD, check_components
 
 _U = 2.0 ** -53
 _FFT_C = 10.0             # constant of the FFT round-off bound (see module docstring)
@@ -292,13 +292,7 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
 
     Source: seed 000 Sec. 2.2, Thm 5 / eq. 2.3; seed 001 Sec. 2.2 (module docstring).
     """
-    if isinstance(components, (str, bytes)) or not isinstance(components, Sequence) or not components:
-        raise ValueError(f"components must be a non-empty list of (PLD, count) pairs, got components={components!r:.80}.")
-    for item in components:
-        if not (isinstance(item, (tuple, list)) and len(item) == 2):
-            raise ValueError(f"components must hold (PLD, count) pairs, got {item!r:.80}.")
-        v.instance("components' PLD", item[0], PLD)
-        v.integer("components' count", item[1], lo=1)
+    components = check_components(components)
     h = v.real("h", h, 0.0, lo_open=True)
     lam = v.real("lam", lam, 0.0)
     mode = v.choice("mode", mode, ("updown", "mean"))

@@ -45,6 +45,30 @@ class PLD:
     inf_mass: float = 0.0
 
 
+def check_components(components: PLD | Sequence[tuple[PLD, int]], name: str = "components"
+                     ) -> list[tuple[PLD, int]]:
+    """A PLD, or a non-empty list of (PLD, count) pairs with counts in [1, 1e7], as a list of pairs
+    (ValueError naming ``name``).  Seed 000 Thm 5: a composition is a list of rounds."""
+    if isinstance(components, PLD):
+        return [(components, 1)]
+    if isinstance(components, (str, bytes)) or not isinstance(components, Sequence) or not components:
+        raise ValueError(f"{name} must be a PLD or a non-empty list of (PLD, count) pairs, got {name}={components!r:.80}.")
+    out = []
+    for item in components:
+        if not (isinstance(item, (tuple, list)) and len(item) == 2):
+            raise ValueError(f"{name} must hold (PLD, count) pairs, got {item!r:.80} in {name}.")
+        pld, count = item
+        if not isinstance(pld, PLD):
+            raise ValueError(f"{name} must be PLDs with counts, got {type(pld).__name__} in {name}.")
+        try:
+            count = v.integer("compositions", count, lo=1, hi=10 ** 7)
+        except ValueError:
+            raise ValueError(f"compositions must be an integer in [1, 1e+07] (each count in {name}), got "
+                             f"{count!r} in {name}.") from None
+        out.append((pld, count))
+    return out
+
+
 def pld_from_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray) -> PLD:
     """PLD of P w.r.t. Q for two PMFs on one ordered support (seed 000, eq. 2.2)."""
     p = v.pmf("p", p)

@@ -107,7 +107,11 @@ def clone_model(n: int, eps0: float, compositions: int = 1, pair: str = "fmt21",
         for r in rounds:
             if isinstance(r, (str, bytes)) or not isinstance(r, Sequence) or len(r) != 3:
                 raise ValueError(f"rounds must hold (n, eps0, count) triples, got {r!r} in rounds.")
-            check_params(r[0], r[1], pair)
+            try:                         # the error in the caller's terms: an entry of rounds
+                check_params(r[0], r[1], pair)
+                v.integer("count", r[2], lo=1, hi=10 ** 7)
+            except ValueError as err:
+                raise ValueError(f"rounds: {err} (in the triple {r!r})") from None
     if len(rounds) == 1 and rounds[0][2] == 1:
         n1, e1 = rounds[0][0], rounds[0][1]
         return DirectModel(lambda eps: [delta_bracket_single(n1, e1, e, pair) for e in eps],

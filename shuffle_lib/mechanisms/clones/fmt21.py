@@ -98,6 +98,7 @@ def feldman_epsilon(n: int, eps0: float, delta: float, step: int | None = None, 
 
     Source: Feldman et al. 2021, Sec. 4; seed 001 Sec. 3.3.
     """
+    eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     delta = v.probability("delta", delta)
     num_iterations = v.integer("num_iterations", num_iterations, lo=1, hi=200)
     out = []

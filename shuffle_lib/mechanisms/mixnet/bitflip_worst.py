@@ -93,6 +93,9 @@ def worst_brackets(n: int, q: float, verb: str, targets: list[float], rtol: floa
     """
     n = v.integer("n", n, lo=1, hi=10 ** 7)
     q = v.real("q", q, 0.0, 0.5, lo_open=True)
+    verb = v.choice("verb", verb, ("delta", "epsilon"))
+    rtol = v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
+    tail = v.real("tail", tail, 0.0, 1e-3)
     t = np.asarray([float(x) for x in targets])
     top = math.log1p(-q) - math.log(q)      # log(p/q): no pair has a larger finite loss
 

@@ -131,6 +131,7 @@ def upper_delta(dec: Decomposition, n: int, eps: float) -> float:
     :mod:`.decompose`; with c = 0, (beta + 2s) delta_full(eps)): the least over the splits of W."""
     n = v.integer("n", n, lo=1, hi=MAX_N)
     v.instance("dec", dec, Decomposition)
+    eps = v.real("eps", eps, 0.0)
     return min(_upper_delta_one(x, n, eps) for x in dec.options())
 
 
@@ -173,6 +174,7 @@ def upper_epsilon(dec: Decomposition, n: int, delta: float) -> float:
     over the splits of W."""
     n = v.integer("n", n, lo=1, hi=MAX_N)
     v.instance("dec", dec, Decomposition)
+    delta = v.real("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
     return min(_upper_epsilon_one(x, n, delta) for x in dec.options())
 
 
@@ -322,7 +324,16 @@ def view_plds(view: View, n: int, compositions: int, accuracy: float) -> list[tu
 def decompositions(family: str = "matrix", matrix: Sequence[Sequence[float]] | np.ndarray | str | None = None,
                    k: int = 0, d: int = 0, eps0: float = 0.0) -> tuple[list[Decomposition], float]:
     """(the decompositions to take the worst of, the randomiser's eps0) of a matrix (array or
-    JSON path) or a named family (:func:`.decompose.family_decomposition`)."""
+    JSON path) or a named family (:func:`.decompose.family_decomposition`).  k, d and eps0 (0: not
+    given) belong to a family, ``matrix`` to family 'matrix': a value given to the other is refused."""
+    k = v.integer("k", k, lo=0, hi=10 ** 9)
+    d = v.integer("d", d, lo=0, hi=10 ** 9)
+    eps0 = v.real("eps0", eps0, 0.0, 30.0)
+    if family == "matrix" and (k or d or eps0):
+        raise ValueError(f"k, d and eps0 belong to a named family; a matrix gives its own eps0, got k={k}, d={d}, "
+                         f"eps0={eps0}.")
+    if family != "matrix" and not (matrix is None or (isinstance(matrix, str) and not matrix)):
+        raise ValueError(f"matrix belongs to family='matrix', got family={family!r} and a matrix.")
     if family == "matrix":
         if matrix is None or (isinstance(matrix, str) and not matrix):
             raise ValueError("randomizer needs --matrix FILE, or --family with its parameters.")
@@ -348,6 +359,7 @@ def randomizer_model(n: int, family: str = "matrix", matrix: Sequence[Sequence[f
     """
     n = v.integer("n", n, lo=1, hi=MAX_N)
     K = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     decs, e0 = decompositions(family, matrix, k, d, eps0)
     info = {"eps0": e0 if math.isfinite(e0) else "inf", "decomposition": [
         {"pair": list(x.pair) if x.pair else "any", "beta": x.beta, "s": x.s, "a": x.a, "c": x.c,
@@ -412,7 +424,7 @@ def epsilon_bracket(n: int, delta: ArrayLike, compositions: int = 1, **randomise
 def randomizer_rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
     """Certified Renyi brackets of one round: the upper PLD of :func:`upper_pld` (its tail mass at
     +inf bounded by the pair's largest loss log((beta + s)/s)) and the views' exact PLDs."""
-    orders = v.reals("order", orders, lo=1.0, lo_open=True)
+    orders = v.reals("orders", orders, lo=1.0, lo_open=True)
     decs, _ = decompositions(params["family"], params["matrix"] or None, params["k"], params["d"], params["eps0"])
     if not decs:
         return [Bracket(0.0, 0.0) for _ in orders]
