@@ -41,6 +41,8 @@ def to_dp_accounting(pld_pq: PLD, pld_qp: PLD, value_discretization_interval: fl
 
     Source: Google's dp_accounting PLD format (create_from_rounded_probability).
     """
+    v.instance("pld_pq", pld_pq, PLD)
+    v.instance("pld_qp", pld_qp, PLD)
     try:
         from dp_accounting.pld import privacy_loss_distribution as dpa
     except ImportError:

@@ -35,7 +35,7 @@ def test_unreachable_and_unknown():
         calibrate.calibrate(lambda x: False, "gamma")
     with pytest.raises(ValueError, match="no n in"):
         calibrate.calibrate(lambda x: False, "n", hi=64)
-    with pytest.raises(ValueError, match="solve must be one of"):
+    with pytest.raises(ValueError, match="param must be one of"):
         calibrate.calibrate(lambda x: True, "sigma")
 
 

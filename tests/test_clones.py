@@ -185,7 +185,7 @@ def test_decomposition_classes():
     e = math.exp(e0)
     rr = np.array([[e, 1], [1, e]]) / (e + 1)
     krr = (np.ones((4, 4)) + (e - 1) * np.eye(4)) / (e + 3)
-    odd = np.array([[e, e, 1, 1], [e, 1, e, 1], [1, 1, 1, e]]) / (2 * e + 2)
+    odd = np.array([[e, e, 1, 1], [e, 1, e, 1], [1, 1, e, e]]) / (2 * e + 2)   # rows sum to 1 (issue 17)
     for R in (rr, krr, odd):
         assert clones.decomposition_holds(R, e0, "fmt21")
     assert clones.decomposition_holds(rr, e0, "stronger") and clones.decomposition_holds(krr, e0, "stronger")

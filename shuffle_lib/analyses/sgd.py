@@ -39,7 +39,7 @@ Accountant = Literal["clones", "cor2", "girgis"]
 def clip_l1(g: np.ndarray, C: float) -> np.ndarray:
     """Rows of ``g`` scaled to l1 norm <= C: g / max(1, ||g||_1 / C) (seed 003 Alg. 1 line 9)."""
     C = v.real("C", C, lo=0.0, lo_open=True)
-    g = np.atleast_2d(np.asarray(g, dtype=float))
+    g = np.atleast_2d(v.array("g", g))
     norms = np.abs(g).sum(axis=1, keepdims=True)
     return g / np.maximum(1.0, norms / C)
 
@@ -77,6 +77,7 @@ def clipped_gradient_sum(theta: np.ndarray, X: np.ndarray, y: np.ndarray, C: flo
 
     Source: seed 003 Alg. 1 lines 9-11.
     """
+    C = v.real("C", C, lo=0.0, lo_open=True)
     r = _softmax_residual(theta, X, y)
     r *= (C / np.maximum(np.abs(X).sum(axis=1) * np.abs(r).sum(axis=1), C))[:, None]
     return X.T @ r
@@ -88,6 +89,8 @@ def laplace_ldp_gradient(theta: np.ndarray, X: np.ndarray, y: np.ndarray, C: flo
 
     eps0-LDP for the block (k = len(y) records; Prop. 3 with :func:`laplace_scale`).
     """
+    v.instance("rng", rng, np.random.Generator)
+    m = v.integer("m", m, lo=1)
     s = clipped_gradient_sum(theta, X, y, C) / m
     b = laplace_scale(C, eps0, m, len(y))
     return s + rng.laplace(0.0, b, size=s.shape) if b > 0 else s
@@ -127,6 +130,7 @@ def shuffled_sgd(X: np.ndarray, y: np.ndarray, m: int, T: int, eps0: float, C: f
     eta = v.real("eta", eta, lo=0.0, lo_open=True)
     C = v.real("C", C, lo=0.0, lo_open=True)
     laplace_scale(C, eps0, m)                       # validates eps0
+    seed = None if seed is None else v.integer("seed", seed, lo=0, hi=2 ** 63 - 1)
     K = int(y.max()) + 1 if n_classes is None else v.integer("n_classes", n_classes, lo=int(y.max()) + 1)
     rng = np.random.default_rng(seed)
     k = X.shape[0] // m
@@ -150,6 +154,7 @@ def alg1_rdp(m: int, T: int, eps0: float, lam: ArrayLike, accountant: Accountant
     clones: certified upper end of the exact clones-pair RDP (:func:`clone_rdp`), a valid
     bound; cor2: seed 003 Thm 3 = T * Cor. 2 (approximate); girgis: T * eq. 5 (integer lam).
     """
+    m = v.integer("m", m, lo=2)
     T = v.integer("T", T, lo=1)
     if accountant == "clones":
         one = np.array([b.upper for b in clone_rdp(m, eps0, lam)])
@@ -172,8 +177,11 @@ def eps0_for_budget(m: int, T: int, budget: float, lam: ArrayLike, accountant: A
 
     Source: seed 003 Thm 3 / Alg. 1 (the budget (lam, b lam)).
     """
+    m = v.integer("m", m, lo=2)
     budget = v.real("budget", budget, lo=0.0, lo_open=True)
     lam = v.reals("lam", lam, lo=1.0, lo_open=True)
+    lo = v.real("lo", lo, 0.0, 700.0, lo_open=True)
+    hi = v.real("hi", hi, lo, 700.0)
 
     def ok(e):
         return bool(np.all(alg1_rdp(m, T, e, lam, accountant) <= budget * lam))

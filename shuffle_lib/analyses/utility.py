@@ -47,6 +47,8 @@ def krr_privatize(x: Sequence[int] | np.ndarray, eps0: float, k: int, rng: np.ra
 
     Source: seed 002 Def. III.5.
     """
+    v.instance("rng", rng, np.random.Generator)
+    k = v.integer("k", k, lo=2, hi=10 ** 4)
     x = np.asarray(x)
     if x.size and (x.min() < 0 or x.max() >= k):
         raise ValueError(f"values must lie in [0, {k - 1}], got range [{x.min()}, {x.max()}].")
@@ -62,7 +64,7 @@ def matrix_inversion(counts: Sequence[float] | np.ndarray, eps0: float, k: int) 
     For k-RR, R = (p - pbar) I + pbar J and sum(pi) = 1 give pi_hat = (f - pbar)/(p - pbar),
     f = counts / n.  May leave the simplex; see :func:`project_simplex`.
     """
-    counts = np.asarray(counts, dtype=float)
+    counts = v.array("counts", counts, ndim=1)
     R = krr_channel(eps0, k)
     if counts.shape != (k,) or np.any(counts < 0) or counts.sum() <= 0:
         raise ValueError(f"counts must be {k} non-negative numbers with a positive sum, got {counts!r}.")
@@ -72,9 +74,7 @@ def matrix_inversion(counts: Sequence[float] | np.ndarray, eps0: float, k: int) 
 
 def project_simplex(y: Sequence[float] | np.ndarray) -> np.ndarray:
     """Euclidean projection onto {x >= 0, sum x = 1} (Wang & Carreira-Perpinan 2013, Alg. 1)."""
-    y = np.asarray(y, dtype=float)
-    if y.ndim != 1 or y.size == 0 or not np.all(np.isfinite(y)):
-        raise ValueError("y must be a non-empty 1-d array of finite numbers.")
+    y = v.array("y", y, ndim=1)
     u = np.sort(y)[::-1]
     css = np.cumsum(u)
     j = np.arange(1, y.size + 1)
@@ -88,7 +88,7 @@ def tv_distance(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray
 
     Source: seed 002 eq. 8-9 with d = TV.
     """
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    p, q = v.array("p", p), v.array("q", q)
     if p.shape != q.shape:
         raise ValueError(f"p and q must have the same shape, got {p.shape} and {q.shape}.")
     return 0.5 * float(np.abs(p - q).sum())
@@ -128,6 +128,7 @@ def classical_gaussian_sigma(eps: float, delta: float, sensitivity: float = math
     """sigma = sqrt(2 log(1.25/delta)) D / eps (Dwork & Roth 2014; seed 002 Def. V.1; eps < 1)."""
     eps = v.real("eps", eps, 0.0, 1.0, lo_open=True, hi_open=True)
     delta = v.probability("delta", delta)
+    sensitivity = v.real("sensitivity", sensitivity, 0.0, lo_open=True)
     return math.sqrt(2 * math.log(1.25 / delta)) * sensitivity / eps
 
 
@@ -136,8 +137,10 @@ def discretised_normal(n: int, k: int, rng: np.random.Generator, var: float = 2.
 
     Source: seed 002 Sec. V (synthetic data).
     """
-    n = v.integer("n", n, lo=1)
-    k = v.integer("k", k, lo=2)
+    v.instance("rng", rng, np.random.Generator)
+    n = v.integer("n", n, lo=1, hi=10 ** 9)
+    k = v.integer("k", k, lo=2, hi=10 ** 6)
+    var = v.real("var", var, 0.0, lo_open=True)
     sd = math.sqrt(var)
     edges = np.linspace(-3 * sd, 3 * sd, k + 1)[1:-1]
     return np.searchsorted(edges, rng.normal(0.0, sd, n))
@@ -152,7 +155,10 @@ def synthetic_checkins(n: int, shape: tuple[int, int], rng: np.random.Generator,
 
     Source: seed 002 Sec. V (a synthetic stand-in for its check-in data).
     """
-    n = v.integer("n", n, lo=1)
+    v.instance("rng", rng, np.random.Generator)
+    n = v.integer("n", n, lo=1, hi=10 ** 9)
+    n_hot = v.integer("n_hot", n_hot, lo=1, hi=10 ** 6)
+    spread = v.real("spread", spread, 0.0, lo_open=True)
     cols, rows = shape
     centres = rng.random((n_hot, 2)) * [cols, rows]
     w = 1.0 / np.arange(1, n_hot + 1)
@@ -164,6 +170,15 @@ def synthetic_checkins(n: int, shape: tuple[int, int], rng: np.random.Generator,
     return ij[:, 1] * cols + ij[:, 0]
 
 
+def _check_release(x, k, sigma):
+    k = v.integer("k", k, lo=2, hi=10 ** 4)
+    sigma = v.real("sigma", sigma, 0.0, lo_open=True)
+    x = v.integers("x", x, 0, k - 1)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"x must be a non-empty 1-d array of values in [0, {k - 1}], got shape {x.shape}.")
+    return x, k, sigma
+
+
 def release_once(x: np.ndarray, k: int, eps0: float, sigma: float, rng: np.random.Generator
                  ) -> tuple[float, float, float]:
     """One run of the three releases on data x; returns TVs (gaussian, shuffle, shuffle+INV).
@@ -172,6 +187,8 @@ def release_once(x: np.ndarray, k: int, eps0: float, sigma: float, rng: np.rando
     histogram itself is the estimate).  Shuffle: the raw k-RR histogram / n.
     Shuffle+INV: matrix inversion then simplex projection (eq. 7-8).
     """
+    v.instance("rng", rng, np.random.Generator)
+    x, k, sigma = _check_release(x, k, sigma)
     counts = np.bincount(x, minlength=k).astype(float)
     n = counts.sum()
     pi = counts / n
@@ -186,5 +203,8 @@ def utility_runs(x: np.ndarray, k: int, eps0: float, sigma: float, runs: int, se
 
     Source: seed 002 Sec. V.
     """
+    runs = v.integer("runs", runs, lo=1, hi=10 ** 6)
+    seed = None if seed is None else v.integer("seed", seed, lo=0, hi=2 ** 63 - 1)
+    x, k, sigma = _check_release(x, k, sigma)
     rng = np.random.default_rng(seed)
     return np.array([release_once(x, k, eps0, sigma, rng) for _ in range(runs)])

@@ -110,7 +110,7 @@ def advanced_composition(eps: float, delta: float, n_c: int, delta_prime: float)
     eps' = sqrt(2 n_c log(1/delta')) eps + n_c eps (e^eps - 1).  Returns (eps', delta_total).
     """
     eps = v.real("eps", eps, 0.0)
-    delta = v.real("delta", delta, 0.0, 1.0)
+    delta = v.real("delta", delta, 0.0, 1.0, hi_open=True)
     n_c = v.integer("n_c", n_c, lo=1, hi=10 ** 9)
     delta_prime = v.probability("delta_prime", delta_prime)
     e = math.sqrt(2.0 * n_c * math.log(1.0 / delta_prime)) * eps + n_c * eps * math.expm1(eps)
@@ -139,8 +139,11 @@ def balle_epsilon_composed(n: int, gamma: float, k: int, delta: float, n_c: int)
 
 
 def fmt21_epsilon_log(n: int, eps0: float, log_delta: float) -> float:
-    """FMT21 Thm 3.1 epsilon for delta = e^log_delta (no validation); inf outside its range
-    eps0 <= log(n / (16 log(2/delta))).  The one implementation of the formula."""
+    """FMT21 Thm 3.1 epsilon for delta = e^log_delta (n >= 1, eps0 in (0, 30], log_delta < 0); inf
+    outside its range eps0 <= log(n / (16 log(2/delta))).  The one implementation of the formula."""
+    n = v.integer("n", n, lo=1)
+    eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
+    log_delta = v.real("log_delta", log_delta, hi=0.0, hi_open=True)
     l2 = math.log(2.0) - log_delta
     if eps0 > math.log(n / (16.0 * l2)):
         return math.inf

@@ -14,6 +14,10 @@ import math
 import numpy as np
 from scipy.stats import binom
 
+from shuffle_lib.core import validate as v
+
+MAX_TRIALS = 2 ** 53   # trials exactly representable as a float (scipy computes in doubles)
+
 
 def binom_logpmf(j: int | np.ndarray, n: int | np.ndarray, p: float) -> np.ndarray:
     """log P[Bin(n, p) = j], accurate to ~1e-14 relative for n up to 1e8 and beyond.
@@ -22,8 +26,11 @@ def binom_logpmf(j: int | np.ndarray, n: int | np.ndarray, p: float) -> np.ndarr
     log10(n log n) digits (at n = 1e7 its PMF sums to 1 + 1.4e-9); ``binom.pmf``
     (Boost, ibeta_derivative) keeps full relative accuracy, so its log is used
     wherever it does not underflow, and logpmf only in the far tails below 1e-300.
+    Any integer ``j`` is allowed (log 0 = -inf outside 0..n); ``n`` integers in [0, 2^53], ``p`` in [0, 1].
     """
-    j = np.asarray(j)
+    j = v.integers("j", j, -MAX_TRIALS, MAX_TRIALS)
+    n = v.integers("n", n, 0, MAX_TRIALS)
+    p = v.real("p", p, 0.0, 1.0)
     pmf = binom.pmf(j, n, p)
     with np.errstate(divide="ignore"):
         return np.where(pmf > 1e-300, np.log(np.where(pmf > 0, pmf, 1.0)), binom.logpmf(j, n, p))
@@ -41,9 +48,11 @@ def tail_range(m: int | np.ndarray, p: float, tau: float) -> tuple[np.ndarray, n
 
     Chernoff: P(X >= m x) <= exp(-m KL(x || p)) for x > p; x found by bisection.  Used
     instead of scipy's ppf/isf, which fail below ~1e-20 (binom.isf(1e-30, 10**6-1, 0.37)
-    returns 10**6-1).
+    returns 10**6-1).  ``m`` integers in [0, 2^53], ``p`` in [0, 1], ``tau`` in (0, 1].
     """
-    m = np.atleast_1d(np.asarray(m, dtype=float))
+    m = np.atleast_1d(v.integers("m", m, 0, MAX_TRIALS)).astype(float)
+    p = v.real("p", p, 0.0, 1.0)
+    tau = v.real("tau", tau, 0.0, 1.0, lo_open=True)
     target = math.log(1.0 / tau) / np.maximum(m, 1.0)
     out = []
     for lo, hi in ((np.full(m.shape, p), np.ones(m.shape)), (np.zeros(m.shape), np.full(m.shape, p))):
@@ -64,8 +73,10 @@ def tail_range(m: int | np.ndarray, p: float, tau: float) -> tuple[np.ndarray, n
 def binom_window(N: int | np.ndarray, p: float, tail: float) -> tuple[int, int] | tuple[np.ndarray, np.ndarray]:
     """[lo, hi] outside which Bin(N, p) has mass <= tail (Chernoff, :func:`tail_range` with tail/2 a
     side); the full range [0, N] if tail == 0 or p is 0 or 1.  Ints for a scalar N, arrays for an
-    array N."""
-    arr = np.asarray(N, dtype=np.int64)
+    array N.  ``N`` integers in [0, 2^53], ``p`` and ``tail`` in [0, 1]."""
+    arr = v.integers("N", N, 0, MAX_TRIALS)
+    p = v.real("p", p, 0.0, 1.0)
+    tail = v.real("tail", tail, 0.0, 1.0)
     if tail == 0.0 or p in (0.0, 1.0):
         lo, hi = np.zeros_like(arr), arr.copy()
     else:

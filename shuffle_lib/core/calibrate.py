@@ -42,8 +42,11 @@ def search(meets: Callable[[float], bool], lo: float, hi: float, direction: str,
     doubling from the less private end, then integer bisection.  ValueError if even the most
     private end fails.
     """
-    if direction not in ("up", "down"):
-        raise ValueError(f"direction must be 'up' or 'down', got {direction!r}.")
+    if not callable(meets):
+        raise TypeError(f"meets must be a function of one value returning a bool, got meets={meets!r:.80}.")
+    direction = v.choice("direction", direction, ("up", "down"))
+    lo = v.real("lo", lo)
+    hi = v.real("hi", hi, lo)
     rtol = v.real("rtol", rtol, 0.0, 0.5, lo_open=True)
     if integer:
         return _integer_search(meets, int(lo), int(hi), name, direction)
@@ -65,11 +68,10 @@ def calibrate(meets: Callable[[float], bool], param: str, lo: float | None = Non
               rtol: float = 1e-4) -> float:
     """Least private value of ``param`` (a name in ``PARAMETERS``) for which ``meets(value)`` is True;
     :func:`search` with the range and direction of ``PARAMETERS[param]``."""
-    if param not in PARAMETERS:
-        raise ValueError(f"solve must be one of {sorted(PARAMETERS)}, got solve={param!r}.")
+    param = v.choice("param", param, sorted(PARAMETERS))     # the parameter solved for
     kind, lo0, hi0, direction = PARAMETERS[param]
-    lo = lo0 if lo is None else lo
-    hi = hi0 if hi is None else hi
+    lo = lo0 if lo is None else v.real("lo", lo, lo0, hi0)
+    hi = hi0 if hi is None else v.real("hi", hi, lo, hi0)
     return search(meets, lo, hi, direction, kind == "int", rtol, param)
 
 

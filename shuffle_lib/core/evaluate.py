@@ -51,6 +51,7 @@ def _worst(fn, model: PairModel | WorstCase, k: int, targets: list[float], **kw)
 
 def tail_cut(model: Model) -> float:
     """The per-round mass a build sent to +inf (the largest over alternative pairs)."""
+    v.instance("model", model, (PairModel, WorstCase, DirectModel))
     if isinstance(model, DirectModel):
         return 0.0
     return max(pm.tail_cut for pm in _pairs(model))
@@ -61,6 +62,7 @@ def delta_brackets(model: Model, eps: Sequence[float], compositions: int = 1, **
 
     Keywords (``accuracy``, ``rtol``, ...) go to :func:`shuffle_lib.core.fourier.delta_bracket`.
     """
+    v.instance("model", model, (PairModel, WorstCase, DirectModel))
     eps = [float(x) for x in v.reals("eps", eps, lo=0.0)]
     if isinstance(model, DirectModel):
         return model.delta(eps)
@@ -76,6 +78,7 @@ def epsilon_brackets(model: Model, delta: Sequence[float], compositions: int = 1
     With a tail cut the lower end is read at delta + K * tail_cut, where the cut PLDs' delta is no
     larger than the exact one's plus K * tail_cut (0 when that reaches 1).
     """
+    v.instance("model", model, (PairModel, WorstCase, DirectModel))
     delta = [float(x) for x in v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)]
     if isinstance(model, DirectModel):
         return model.epsilon(delta)
@@ -94,6 +97,7 @@ def epsilon_brackets(model: Model, delta: Sequence[float], compositions: int = 1
 
 def brackets(model: Model, verb: Verb, targets: Sequence[float], compositions: int = 1, **kw) -> list[Bracket]:
     """:func:`delta_brackets` for ``verb="delta"`` (targets are eps), else :func:`epsilon_brackets`."""
+    v.instance("model", model, (PairModel, WorstCase, DirectModel))
     if verb == "delta":
         return delta_brackets(model, targets, compositions, **kw)
     if verb == "epsilon":
@@ -107,9 +111,10 @@ def rdp_brackets(model: Model, orders: Sequence[float]) -> list[Bracket]:
     Exact for exact PLDs; +inf when a PLD carries mass at +inf, unless the model reports
     ``max_loss`` (then that mass is a tail cut and bounded, :func:`renyi_pld_bracket`).
     """
+    v.instance("model", model, (PairModel, WorstCase, DirectModel))
     if isinstance(model, DirectModel):
         raise ValueError("this mechanism builds no PLD and declares no Renyi method.")
-    orders = v.reals("order", orders, lo=1.0, lo_open=True)
+    orders = v.reals("orders", orders, lo=1.0, lo_open=True)
 
     def div(pm: PairModel, end: int) -> np.ndarray:   # end 0: upper PLDs, 1: lower (dominated) PLDs
         x, y = (pm.pq, pm.qp) if end == 0 or pm.pq_lower is None else (pm.pq_lower, pm.qp_lower)

@@ -21,7 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from shuffle_lib.core.pld import PLD
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.pld import PLD, check_components
 
 _REL_MARGIN = 1e-12    # covers double rounding in the log-sum-exp sums (as grid._REL_MARGIN)
 _LOG_LAM = (math.log(1e-6), math.log(1e8))
@@ -30,8 +31,10 @@ _LOG_LAM = (math.log(1e-6), math.log(1e8))
 def log_mgf(components: Sequence[tuple[PLD, int]], lam: float) -> float:
     """Lambda(lam) = sum over rounds of log E_P[e^{lam L}; L finite].
 
-    Source: the cumulant generating function of the Chernoff bound (module docstring).
+    Source: the cumulant generating function of the Chernoff bound (module docstring).  lam >= 0.
     """
+    components = check_components(components)
+    lam = v.real("lam", lam, 0.0)
     total = 0.0
     for p, c in components:
         with np.errstate(divide="ignore"):
@@ -57,6 +60,8 @@ def chernoff_eps(components: Sequence[tuple[PLD, int]], delta: float) -> float:
 
     Source: Chernoff's bound on the composed loss (module docstring, upper end).
     """
+    components = check_components(components)
+    delta = v.real("delta", delta, 0.0, 1.0, lo_open=True)
     d_inf = -math.expm1(_log_inf_free(components))
     if delta <= d_inf:
         return math.inf
@@ -76,6 +81,8 @@ def chernoff_delta(components: Sequence[tuple[PLD, int]], eps: float) -> float:
 
     Source: Chernoff's bound on the composed loss (module docstring, upper end).
     """
+    components = check_components(components)
+    eps = v.real("eps", eps, allow_inf=True)
     d_inf = -math.expm1(_log_inf_free(components))
     if d_inf == 1.0:
         return 1.0
@@ -105,6 +112,8 @@ def top_atom_eps(components: Sequence[tuple[PLD, int]], delta: float) -> float:
 
     Source: the top-atom bound of the module docstring (lower end), seed 000 Thm 5.
     """
+    components = check_components(components)
+    delta = v.real("delta", delta, 0.0, 1.0, lo_open=True)
     top, log_p = _log_top(components)
     if top <= 0 or math.log(delta) >= log_p:
         return 0.0
@@ -117,6 +126,8 @@ def top_atom_delta(components: Sequence[tuple[PLD, int]], eps: float) -> float:
 
     Source: the top-atom bound of the module docstring (lower end), seed 000 Thm 5.
     """
+    components = check_components(components)
+    eps = v.real("eps", eps, allow_inf=True)
     top, log_p = _log_top(components)
     if eps >= top:
         return 0.0

@@ -39,6 +39,7 @@ from shuffle_lib.core import validate as v
 from shuffle_lib.core import grid as F
 from shuffle_lib.core import extreme as X
 from shuffle_lib.core.pld import PLD, epsilon_for_delta, hockey_stick
+from shuffle_lib.core.pld import check_components as _named_components
 from shuffle_lib.core.types import ArrayLike, Bracket
 
 DEFAULT_ACCURACY = 2e-4
@@ -173,6 +174,7 @@ def delta_bracket_one(cg: F.Composed, eps: float) -> Bracket:
 
     Source: seed 000 Thm 5, eq. 2.3 read off the grid (:mod:`shuffle_lib.core.grid`, points 1-4).
     """
+    v.instance("cg", cg, F.Composed)
     eps = v.real("eps", eps)
     ladder = _ladder(cg)
     c_up = min(ladder, key=lambda c: F.delta_upper(cg, eps, c, fast=True))
@@ -240,6 +242,7 @@ def epsilon_bracket_one(cg: F.Composed, delta: float) -> Bracket:
 
     Source: seed 000 Thm 5, eq. 2.3 inverted on the grid (:mod:`shuffle_lib.core.grid`).
     """
+    v.instance("cg", cg, F.Composed)
     delta = v.probability("delta", delta)
     top = F.top_loss(cg)
     ladder = _ladder(cg, delta)
@@ -274,6 +277,7 @@ def loss_slack(pld: PLD) -> float:
     rr --eps0 0.3 --eps 0.3`` gave [3.2e-17, 3.2e-17], exact 0).  Errors of the masses themselves
     (a mechanism's formulas) are the mechanism's to bound.
     """
+    v.instance("pld", pld, PLD)
     if not pld.losses.size:
         return 0.0
     pos = pld.probs[pld.probs > 0]
@@ -358,6 +362,7 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
     """
     eps = v.reals("eps", eps, lo=0.0)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+    _named_components(plds_pq, "plds_pq"), _named_components(plds_qp, "plds_qp")   # errors in the caller's names
     pq, qp = check_components(plds_pq), check_components(plds_qp)
     low_pq, low_qp = (None, None) if lower is None else (check_components(lower[0]), check_components(lower[1]))
     if _single(pq) is not None and _single(qp) is not None:
@@ -406,6 +411,7 @@ def epsilon_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seq
     delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     if "accuracy" in kw:
         v.real("accuracy", kw["accuracy"], 0.0, 1.0, lo_open=True)
+    _named_components(plds_pq, "plds_pq"), _named_components(plds_qp, "plds_qp")   # errors in the caller's names
     pq, qp = check_components(plds_pq), check_components(plds_qp)
     low_pq, low_qp = (None, None) if lower is None else (check_components(lower[0]), check_components(lower[1]))
     if _single(pq) is not None and _single(qp) is not None:

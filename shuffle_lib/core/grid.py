@@ -110,7 +110,8 @@ from typing import Literal
 import numpy as np
 from scipy import fft as _fft
 
-from shuffle_lib.core.pld import PLD
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.pld import PLD, check_components
 
 _U = 2.0 ** -53
 _FFT_C = 10.0             # constant of the FFT round-off bound (see module docstring)
@@ -134,6 +135,7 @@ def check_memory(points: int, what: str) -> int:
     """Refuse (:class:`MemoryLimitError`, a ValueError) a grid of ``points`` points whose estimated
     memory exceeds MEMORY_LIMIT, before it is allocated (the estimate is BYTES_PER_POINT per point).
     """
+    points = v.integer("points", points, lo=1)
     need = BYTES_PER_POINT * float(points)
     if need > MEMORY_LIMIT:
         raise MemoryLimitError(f"{what} needs about {points:.3g} grid points, about {need / 1e9:.3g} GB, more than "
@@ -257,6 +259,11 @@ def discretise(pld: PLD, h: float, rounding: Literal["up", "above", "down", "mea
 
     Source: seed 000 Sec. 2.2 (the FFT accountant's grid); module docstring, points 1-3.
     """
+    v.instance("pld", pld, PLD)
+    h = v.real("h", h, 0.0, lo_open=True)
+    rounding = v.choice("rounding", rounding, ("up", "above", "down", "mean"))
+    lam = v.real("lam", lam, 0.0)
+    tau_top = v.real("tau_top", tau_top, 0.0, 1.0, hi_open=True)
     s, p = pld.losses, pld.probs
     c_top = np.cumsum(p[::-1])
     n_top = min(int(np.searchsorted(c_top, tau_top, side="right")), p.size - 1)
@@ -325,6 +332,12 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
 
     Source: seed 000 Sec. 2.2, Thm 5 / eq. 2.3; seed 001 Sec. 2.2 (module docstring).
     """
+    components = check_components(components)
+    h = v.real("h", h, 0.0, lo_open=True)
+    lam = v.real("lam", lam, 0.0)
+    mode = v.choice("mode", mode, ("updown", "mean"))
+    method = v.choice("method", method, ("power", "squaring"))
+    max_points = v.integer("max_points", max_points, lo=2)
     K = sum(c for _, c in components)
     max_abs = max(float(np.max(np.abs(p.losses), initial=0.0)) for p, _ in components)
     eps_slack = K * 64 * _U * max(max_abs, h)  # input rounding + snapping
@@ -591,6 +604,9 @@ def hoeffding_t(c: float, h: float, K: int) -> float:
 
     Source: Hoeffding's inequality for mean-preserving rounding (Gopi et al. 2021; module docstring).
     """
+    c = v.real("c", c, 0.0, 1.0, lo_open=True)
+    h = v.real("h", h, 0.0, lo_open=True)
+    K = v.integer("K", K, lo=1)
     return h * math.sqrt(K * math.log(1.0 / c) / 2.0)
 
 
@@ -613,6 +629,9 @@ def delta_upper(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
 
     Source: seed 000 Thm 5, eq. 2.3 on the grid, errors on the safe side (module docstring).
     """
+    v.instance("cg", cg, Composed)
+    eps = v.real("eps", eps, allow_inf=True)
+    c = v.real("c", c, 0.0, 1.0, lo_open=True)
     g = cg.up
     val, fl, ec = _read(cg, "up", eps - _shift(cg, c), fast)
     extra = 0.0 if cg.mode == "updown" else c
@@ -624,6 +643,9 @@ def delta_lower(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
 
     Source: seed 000 Thm 5, eq. 2.3 on the grid, errors on the safe side (module docstring).
     """
+    v.instance("cg", cg, Composed)
+    eps = v.real("eps", eps, allow_inf=True)
+    c = v.real("c", c, 0.0, 1.0, lo_open=True)
     g = cg.low
     val, fl, ec = _read(cg, "low", eps + _shift(cg, c), fast)
     extra = 0.0 if cg.mode == "updown" else c
@@ -632,5 +654,6 @@ def delta_lower(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
 
 def top_loss(cg: Composed) -> float:
     """A loss above every grid point of both sides (delta bounds are constant beyond it)."""
+    v.instance("cg", cg, Composed)
     t = max((cg.up.offset + cg.up.w.size) * cg.h, (cg.low.offset + cg.low.w.size) * cg.h, 0.0)
     return t + cg.eps_slack + hoeffding_t(1e-300, cg.h, cg.K) + 1.0

@@ -45,6 +45,30 @@ class PLD:
     inf_mass: float = 0.0
 
 
+def check_components(components: PLD | Sequence[tuple[PLD, int]], name: str = "components"
+                     ) -> list[tuple[PLD, int]]:
+    """A PLD, or a non-empty list of (PLD, count) pairs with counts in [1, 1e7], as a list of pairs
+    (ValueError naming ``name``).  Seed 000 Thm 5: a composition is a list of rounds."""
+    if isinstance(components, PLD):
+        return [(components, 1)]
+    if isinstance(components, (str, bytes)) or not isinstance(components, Sequence) or not components:
+        raise ValueError(f"{name} must be a PLD or a non-empty list of (PLD, count) pairs, got {name}={components!r:.80}.")
+    out = []
+    for item in components:
+        if not (isinstance(item, (tuple, list)) and len(item) == 2):
+            raise ValueError(f"{name} must hold (PLD, count) pairs, got {item!r:.80} in {name}.")
+        pld, count = item
+        if not isinstance(pld, PLD):
+            raise ValueError(f"{name} must be PLDs with counts, got {type(pld).__name__} in {name}.")
+        try:
+            count = v.integer("compositions", count, lo=1, hi=10 ** 7)
+        except ValueError:
+            raise ValueError(f"compositions must be an integer in [1, 1e+07] (each count in {name}), got "
+                             f"{count!r} in {name}.") from None
+        out.append((pld, count))
+    return out
+
+
 def pld_from_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray) -> PLD:
     """PLD of P w.r.t. Q for two PMFs on one ordered support (seed 000, eq. 2.2)."""
     p = v.pmf("p", p)
@@ -90,8 +114,14 @@ def pld_from_losses(losses: Sequence[float] | np.ndarray, probs: Sequence[float]
 
     Source: seed 000 Def. 4 (a PLD given by its atoms).
     """
-    losses = np.asarray(losses, dtype=float)
-    probs = np.asarray(probs, dtype=float)
+    try:
+        losses = np.asarray(losses, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"losses must be a 1-d list of real numbers, got losses={losses!r:.80}.") from None
+    try:
+        probs = np.asarray(probs, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"probs must be a 1-d list of probabilities, got probs={probs!r:.80}.") from None
     if losses.shape != probs.shape or losses.ndim != 1:
         raise ValueError(f"losses and probs must be 1-d of equal length, got {losses.shape} and {probs.shape}.")
     if not np.all(np.isfinite(losses)):
@@ -111,7 +141,11 @@ def hockey_stick(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> float |
 
     Defined for every real eps; vectorised over ``eps``.  Seed 000, eq. 2.3 with n_c = 1.
     """
-    eps_arr = np.atleast_1d(np.asarray(eps, dtype=float))
+    v.instance("pld", pld, PLD)
+    try:
+        eps_arr = np.atleast_1d(np.asarray(eps, dtype=float))
+    except (TypeError, ValueError):
+        raise ValueError(f"eps must be a real number or a list of reals, got eps={eps!r:.80}.") from None
     out = np.empty(eps_arr.shape)
     for i, e in enumerate(eps_arr):
         if math.isnan(e):
@@ -127,7 +161,8 @@ def tail_probability(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> flo
 
     An upper bound on ``hockey_stick(pld, eps)``, not the tight delta.
     """
-    eps_arr = np.atleast_1d(np.asarray(eps, dtype=float))
+    v.instance("pld", pld, PLD)
+    eps_arr = v.reals("eps", eps, lo=-math.inf)
     out = np.array([pld.inf_mass + math.fsum(pld.probs[np.searchsorted(pld.losses, e, side="left"):])
                     for e in eps_arr])
     return out if np.ndim(eps) else float(out[0])
@@ -138,6 +173,7 @@ def epsilon_for_delta(pld: PLD, delta: float) -> float:
 
     Source: seed 000 Thm 5, inverted (one direction).
     """
+    v.instance("pld", pld, PLD)
     delta = v.probability("delta", delta)
     if delta < pld.inf_mass:
         return math.inf
@@ -176,10 +212,10 @@ def epsilon_exact(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarr
 def product_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
                  k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k-fold product pair (P^k, Q^k) by Kronecker powers: an exact oracle for small cases."""
-    k = v.integer("k", k, lo=1)
+    k = v.integer("k", k, lo=1, hi=64)
     p = v.pmf("p", p)
     q = v.pmf("q", q)
-    if p.size ** k > 5_000_000:
+    if k * math.log(p.size) > math.log(5_000_000):
         raise ValueError(f"product support len(p)**k must be <= 5e6, got {p.size}**{k}.")
     pk, qk = p, q
     for _ in range(k - 1):

@@ -33,8 +33,9 @@ def check_orders(lam: ArrayLike) -> np.ndarray:
 def log_divergence(logp: np.ndarray, logq: np.ndarray, lam: float) -> float:
     """1/(lam-1) log sum exp(lam logp + (1-lam) logq) over atoms with P > 0 (inf if Q = 0 there).
 
-    Source: seed 003 eq. 2 (Mironov 2017), in log space.
+    Source: seed 003 eq. 2 (Mironov 2017), in log space.  lam in (1, 1e4].
     """
+    lam = v.real("lam", lam, 1.0, LAM_MAX, lo_open=True)
     keep = np.isfinite(logp)
     if np.any(~np.isfinite(logq[keep])):
         return math.inf
@@ -63,6 +64,7 @@ def renyi_pld(pld: PLD, lam: ArrayLike) -> np.ndarray:
 
     Source: seed 003 eq. 2 (Mironov 2017) written with the loss L.
     """
+    v.instance("pld", pld, PLD)
     lams = check_orders(lam)
     if pld.inf_mass > 0:
         return np.full(lams.size, math.inf)
@@ -83,6 +85,7 @@ def renyi_pld_bracket(pld: PLD, lam: ArrayLike, max_loss: float) -> tuple[np.nda
 
     Source: seed 003 eq. 2 (Mironov 2017) with a bounded tail cut.
     """
+    v.instance("pld", pld, PLD)
     lams = check_orders(lam)
     max_loss = v.real("max_loss", max_loss, 0.0, 700.0)
     lo = _log_moments(pld, lams)

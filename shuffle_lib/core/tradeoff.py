@@ -38,7 +38,7 @@ def _pair(p, q):
 
 def _alphas(alpha):
     """Type I errors in [0, 1]; a rounding overshoot of 1e-12 (a sum of probabilities) is clipped."""
-    alpha = np.asarray(alpha, dtype=float)
+    alpha = v.array("alpha", alpha)
     if np.any(~np.isfinite(alpha)) or np.any(alpha < -1e-12) or np.any(alpha > 1 + 1e-12):
         raise ValueError(f"alpha must lie in [0, 1], got {alpha[(alpha < 0) | (alpha > 1) | ~np.isfinite(alpha)].flat[0]!r}.")
     return np.clip(alpha, 0.0, 1.0)
@@ -102,7 +102,9 @@ def renyi_from_tradeoff(da: Sequence[float] | np.ndarray, db: Sequence[float] | 
     the divergence infinite.  lam > 1.
     """
     lam = v.real("lam", lam, 1.0, 1e4, lo_open=True)
-    da, db = np.asarray(da, dtype=float), np.asarray(db, dtype=float)
+    da, db = v.array("da", da, ndim=1, lo=0.0), v.array("db", db, ndim=1, lo=0.0)
+    if da.shape != db.shape:
+        raise ValueError(f"da and db must have the same length, got {da.size} and {db.size}.")
     seg = da > 0
     if np.any(db[seg] <= 0):
         return math.inf

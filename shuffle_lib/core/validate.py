@@ -17,8 +17,9 @@ PMF_TOL = 1e-9  # |sum(pmf) - 1| allowed before a PMF is rejected
 
 
 def real(name: str, x: object, lo: float = -math.inf, hi: float = math.inf, lo_open: bool = False,
-         hi_open: bool = False) -> float:
-    """Return ``x`` as a float after checking ``lo <(=) x <(=) hi`` and not NaN."""
+         hi_open: bool = False, allow_inf: bool = False) -> float:
+    """Return ``x`` as a float after checking ``lo <(=) x <(=) hi`` and not NaN; infinities are
+    refused unless ``allow_inf`` (then +-inf pass where the range contains them)."""
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -27,7 +28,8 @@ def real(name: str, x: object, lo: float = -math.inf, hi: float = math.inf, lo_o
     right = ")" if hi_open else "]"
     rng = f"{left}{lo:g}, {hi:g}{right}"
     bad = (
-        not math.isfinite(v)
+        math.isnan(v)
+        or (math.isinf(v) and not allow_inf)
         or (v <= lo if lo_open else v < lo)
         or (v >= hi if hi_open else v > hi)
     )
@@ -141,3 +143,80 @@ def json_file(option: str, path: str) -> object:
         raise ValueError(f"{option}: {path!r} is nested deeper than {JSON_MAX_DEPTH} levels.") from None
     _numbers_only(option, path, data)
     return data
+
+
+def choice(name: str, x: object, choices: Sequence[str]) -> str:
+    """Return ``x`` after checking it is one of ``choices`` (ValueError naming ``name`` and the choices)."""
+    if not isinstance(x, str) or x not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {name}={x!r}.")
+    return x
+
+
+def stochastic_matrix(name: str, R: object, tol: float = PMF_TOL) -> np.ndarray:
+    """A randomiser matrix (rows inputs, columns outputs) as a 2-d float array: at least 2 rows,
+    entries finite and in [0, 1], every row summing to 1 within ``tol`` (ValueError naming ``name``)."""
+    try:
+        arr = np.asarray(R, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a matrix of probabilities (a list of rows), got {name}={R!r}.") from None
+    if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 1:
+        raise ValueError(f"{name} must be a 2-d matrix with at least 2 rows, got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
+        raise ValueError(f"{name} must hold finite probabilities in [0, 1].")
+    sums = np.array([math.fsum(row) for row in arr])
+    bad = np.flatnonzero(np.abs(sums - 1.0) > tol)
+    if bad.size:
+        raise ValueError(f"{name} is not a randomiser: row {bad[0]} sums to {sums[bad[0]]!r}, not 1 "
+                         f"(within {tol:g}).")
+    return arr
+
+
+def instance(name: str, x: object, cls: type | tuple[type, ...]) -> object:
+    """Return ``x`` after checking it is an instance of ``cls`` (TypeError naming ``name``)."""
+    if not isinstance(x, cls):
+        want = " or ".join(c.__name__ for c in (cls if isinstance(cls, tuple) else (cls,)))
+        raise TypeError(f"{name} must be a {want}, got {name}={x!r}.")
+    return x
+
+
+def integers(name: str, x: object, lo: float = -math.inf, hi: float = math.inf) -> np.ndarray:
+    """An integer or array of integers as an int64 array of the same shape, every entry integral and
+    in ``[lo, hi]`` (ValueError naming ``name``).  Vectorised: O(size) in numpy, no Python loop."""
+    want = f"{name} must be an integer or array of integers in [{lo:g}, {hi:g}]"
+    if isinstance(x, (bool, np.bool_)) or x is None or isinstance(x, str):
+        raise ValueError(f"{want}, got {name}={x!r}.")
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{want}, got {name}={x!r}.") from None
+    if arr.dtype.kind == "O":         # Python ints beyond int64, or mixed objects
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"{want}, got {name}={x!r}.") from None
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{want}, got {name}={x!r}.")
+    if arr.size and (arr.dtype.kind == "f" and not (np.all(np.isfinite(arr)) and np.all(arr == np.floor(arr)))
+                     or np.min(arr) < lo or np.max(arr) > hi):
+        raise ValueError(f"{want}, got {name}={x!r:.80}.")
+    if arr.size and arr.dtype.kind != "i" and np.max(np.abs(arr)) >= 2.0 ** 63:
+        raise ValueError(f"{want}, got {name}={x!r:.80}.")
+    return arr.astype(np.int64, copy=False)
+
+
+def array(name: str, x: object, ndim: int | None = None, lo: float = -math.inf, hi: float = math.inf) -> np.ndarray:
+    """A non-empty array of finite reals in [``lo``, ``hi``] (of ``ndim`` dimensions if given) as floats
+    (ValueError naming ``name``).  Vectorised: O(size) in numpy, no Python loop."""
+    shape = f"{ndim}-d " if ndim is not None else ""
+    want = f"{name} must be a non-empty {shape}array of finite numbers" + (
+        f" in [{lo:g}, {hi:g}]" if lo > -math.inf or hi < math.inf else "")
+    if x is None or isinstance(x, str):
+        raise ValueError(f"{want}, got {name}={x!r}.")
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{want}, got {name}={x!r:.80}.") from None
+    if arr.size == 0 or (ndim is not None and arr.ndim != ndim) or not np.all(np.isfinite(arr)) \
+            or np.any(arr < lo) or np.any(arr > hi):
+        raise ValueError(f"{want}, got {name}={x!r:.80}.")
+    return arr

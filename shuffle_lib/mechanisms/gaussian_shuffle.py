@@ -34,7 +34,14 @@ def log_ratio(y: np.ndarray, sigma: float) -> np.ndarray:
 
     Source: seed 001 Sec. 5 (the likelihood ratio R of the module docstring).
     """
-    a = (np.asarray(y, dtype=float) - 0.5) / sigma ** 2
+    sigma = v.real("sigma", sigma, 0.0, lo_open=True)
+    try:                       # no O(size) finiteness scan: this runs on every Monte Carlo chunk
+        y = np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"y must be an array of reals (one row per sample), got y={y!r:.80}.") from None
+    if y.ndim == 0 or y.size == 0:
+        raise ValueError(f"y must be a non-empty array of reals (one row per sample), got shape {y.shape}.")
+    a = (y - 0.5) / sigma ** 2
     m = a.max(axis=-1, keepdims=True)
     return (m + np.log(np.exp(a - m).mean(axis=-1, keepdims=True)))[..., 0]
 
@@ -56,6 +63,9 @@ def delta_mc(n: int, sigma: float, eps: float, samples: int = 100_000, seed: int
     eps = v.real("eps", eps, 0.0)
     samples = v.integer("samples", samples, lo=100, hi=10 ** 9)
     alpha = v.real("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
+    chunk = v.integer("chunk", chunk, lo=1, hi=10 ** 7)
+    if seed is not None:
+        seed = v.integer("seed", seed, lo=0, hi=2 ** 63 - 1)
     rng = np.random.default_rng(seed)
     sums, squares = [0.0, 0.0], [0.0, 0.0]
     done = 0

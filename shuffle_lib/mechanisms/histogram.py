@@ -67,21 +67,26 @@ def krr_probs(eps0: float, k: int) -> tuple[float, float]:
 
 
 def kappa1(eps0: float, k: int) -> float:
-    """kappa1 = e^eps0 (e^eps0 + k - 2)/(k - 1) (seed 002, eq. 3)."""
+    """kappa1 = e^eps0 (e^eps0 + k - 2)/(k - 1) (seed 002, eq. 3); eps0 in (0, 30], k in [2, 1e6]."""
+    eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
+    k = v.integer("k", k, lo=2, hi=10 ** 6)
     return math.exp(eps0) * (math.exp(eps0) + k - 2) / (k - 1)
 
 
 def kappa2(eps0: float, k: int) -> float:
-    """kappa2 = (k - 1)/(e^eps0 + k - 2) (seed 002, eq. 4)."""
+    """kappa2 = (k - 1)/(e^eps0 + k - 2) (seed 002, eq. 4); eps0 in (0, 30], k in [2, 1e6]."""
+    eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
+    k = v.integer("k", k, lo=2, hi=10 ** 6)
     return (k - 1) / (math.exp(eps0) + k - 2)
 
 
 def log_kappa3(n: int, n_x0: int, eps0: float, k: int, s: int | np.ndarray) -> float | np.ndarray:
     """log kappa3(s) = n_x0 log(k-1) + (n-n_x0-s) log(e^eps0+k-2) - n log(e^eps0+k-1) (eq. 5).
 
-    kappa3 depends on s, although eq. 5 calls it a constant; vectorised over s.
+    kappa3 depends on s, although eq. 5 calls it a constant; vectorised over s (integers in [0, n]).
     """
-    s = np.asarray(s, dtype=float)
+    n, n_x0, eps0, k = _check(n, n_x0, eps0, k)
+    s = v.integers("s", s, 0, n).astype(float)
     return (n_x0 * math.log(k - 1) + (n - n_x0 - s) * math.log(math.exp(eps0) + k - 2)
             - n * math.log(math.exp(eps0) + k - 1))
 
@@ -98,15 +103,20 @@ def _logc(a, b):
 
 
 def log_mu(s: int | np.ndarray, r: int | np.ndarray, n: int, n_x0: int, eps0: float, k: int) -> float | np.ndarray:
-    """log mu(s, r) = log[C(n_x0, r) C(n - n_x0, s - r) kappa1^r] (Def. IV.2)."""
-    r = np.asarray(r, dtype=float)
-    return _logc(n_x0, r) + _logc(n - n_x0, np.asarray(s, dtype=float) - r) + r * math.log(kappa1(eps0, k))
+    """log mu(s, r) = log[C(n_x0, r) C(n - n_x0, s - r) kappa1^r] (Def. IV.2); s in [0, n], r in [0, n_x0]."""
+    n, n_x0, eps0, k = _check(n, n_x0, eps0, k)
+    s = v.integers("s", s, 0, n).astype(float)
+    r = v.integers("r", r, 0, n_x0).astype(float)
+    return _logc(n_x0, r) + _logc(n - n_x0, s - r) + r * math.log(kappa1(eps0, k))
 
 
 def tau(s: int | np.ndarray, r: int | np.ndarray, n: int, n_x0: int, eps0: float, k: int) -> float | np.ndarray:
-    """tau_r = kappa2 (n - n_x0) + (e^eps0 - kappa2)(s - r) (Def. IV.2; > 0 for r <= s)."""
+    """tau_r = kappa2 (n - n_x0) + (e^eps0 - kappa2)(s - r) (Def. IV.2; > 0 for r <= s); s in [0, n], r in [0, n_x0]."""
+    n, n_x0, eps0, k = _check(n, n_x0, eps0, k)
+    s = v.integers("s", s, 0, n).astype(float)
+    r = v.integers("r", r, 0, n_x0).astype(float)
     k2 = kappa2(eps0, k)
-    return k2 * (n - n_x0) + (math.exp(eps0) - k2) * (np.asarray(s, dtype=float) - np.asarray(r, dtype=float))
+    return k2 * (n - n_x0) + (math.exp(eps0) - k2) * (s - r)
 
 
 @lru_cache(maxsize=16)
@@ -288,6 +298,8 @@ def delta_histogram_exact(eps: ArrayLike, n: int, eps0: float, k: int
     """
     eps_arr = v.reals("eps", eps, lo=0.0)
     n = v.integer("n", n, lo=2, hi=40)
+    k = v.integer("k", k, lo=2, hi=8)          # histogram_pmfs's range, checked before the enumeration
+    v.real("eps0", eps0, 0.0, lo_open=True)
     best = np.full(eps_arr.size, -1.0)
     arg = [None] * eps_arr.size
     for c in _compositions(n - 1, k):

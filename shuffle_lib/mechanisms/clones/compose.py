@@ -96,9 +96,22 @@ def clone_model(n: int, eps0: float, compositions: int = 1, pair: str = "fmt21",
     :func:`_bounding_plds` (both directions share one PLD).  ``rounds=[(n, eps0, count), ...]``
     gives a heterogeneous composition.
     """
+    accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)   # read by the single round too
     if rounds is None:
         k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+        n, eps0, _ = check_params(n, eps0, pair)
         rounds = [(n, eps0, k)]
+    elif isinstance(rounds, (str, bytes)) or not isinstance(rounds, Sequence) or not rounds:
+        raise ValueError(f"rounds must be a non-empty list of (n, eps0, count), got rounds={rounds!r}.")
+    else:
+        for r in rounds:
+            if isinstance(r, (str, bytes)) or not isinstance(r, Sequence) or len(r) != 3:
+                raise ValueError(f"rounds must hold (n, eps0, count) triples, got {r!r} in rounds.")
+            try:                         # the error in the caller's terms: an entry of rounds
+                check_params(r[0], r[1], pair)
+                v.integer("count", r[2], lo=1, hi=10 ** 7)
+            except ValueError as err:
+                raise ValueError(f"rounds: {err} (in the triple {r!r})") from None
     if len(rounds) == 1 and rounds[0][2] == 1:
         n1, e1 = rounds[0][0], rounds[0][1]
         return DirectModel(lambda eps: [delta_bracket_single(n1, e1, e, pair) for e in eps],

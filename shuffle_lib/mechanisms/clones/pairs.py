@@ -96,6 +96,7 @@ PAIRS = {
                     "seed 000 eq. 5.1-5.2"),
 }
 MAX_N = 10 ** 9
+SUBSAMPLED = "subsampled"      # the name of subsample.SUB, whose weights come from pr.name here
 Prepared = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]   # prepare's arrays
 
 # the parameters every clones-pair shuffler declares (shuffle_lib.core.registry)
@@ -118,12 +119,30 @@ def check_params(n: int, eps0: float, pair: str | Pair) -> tuple[int, float, Pai
 def clone_probability(eps0: float, pair: str = "fmt21") -> float:
     """p_clone: e^-eps0 (fmt21, koskela; seed 000 eq. 5.2) or 2/(e^eps0+1) (stronger)."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
+    v.choice("pair", pair, sorted(PAIRS) + [SUBSAMPLED])   # the subsampled pair clones as fmt21 does
     return 2.0 / (math.exp(eps0) + 1.0) if pair == "stronger" else math.exp(-eps0)
 
 
 def report_probability(eps0: float) -> float:
     """q = e^eps0/(e^eps0 + 1), the law of Delta (seed 000 eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2)."""
+    eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     return 1.0 / (1.0 + math.exp(-eps0))
+
+
+def _check_kernel(n, pr, tau=None):
+    """Prologue of the array kernels: n in [1, MAX_N], pr a Pair, tau in (0, 1) (eps0 is checked
+    where it is read, by _puw: general pairs do not read it)."""
+    v.instance("pr", pr, Pair)
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    if tau is not None:
+        v.real("tau", tau, 0.0, 1.0, lo_open=True, hi_open=True)
+    return n
+
+
+def _check_weights(al, be, ga):
+    """al, be, ga: probabilities, scalars or arrays (vectorised check, no Python loop)."""
+    for name, x in (("al", al), ("be", be), ("ga", ga)):
+        v.array(name, x, lo=0.0, hi=1.0)
 
 
 def shared_weights(n: int, eps0: float, pr: Pair, s: int | np.ndarray
@@ -135,8 +154,9 @@ def shared_weights(n: int, eps0: float, pr: Pair, s: int | np.ndarray
 
     Source: seed 000 Lemmas B.1-B.3 (rewritten in the module docstring), eq. B.6.
     """
+    n = _check_kernel(n, pr)
+    s = v.integers("s", s, 0, n)
     p, u, w0 = _puw(eps0, pr)
-    s = np.asarray(s, dtype=np.int64)
     c1 = binom.pmf(s - 1, n - 1, p)          # P(C = s-1)
     if pr.full:
         one = np.ones(s.shape)
@@ -163,6 +183,9 @@ def loss(s: int | np.ndarray, a: int | np.ndarray, al: float | np.ndarray, be: f
     Seed 000 Lemma 12 / eq. 5.5 (koskela: al = w, be = 0, ga = 1-w) and its fmt21 analogue
     (al = q, be = 1-q, ga = 0); +inf where the denominator vanishes.
     """
+    v.integers("s", s, 0, MAX_N)
+    v.integers("a", a, 0, MAX_N)
+    _check_weights(al, be, ga)
     s, a = np.asarray(s, float), np.asarray(a, float)
     num = 2 * al * a + 2 * be * (s - a) + ga * s
     den = 2 * al * (s - a) + 2 * be * a + ga * s
@@ -174,8 +197,11 @@ def conditional_tails(s: int | np.ndarray, k: int | np.ndarray, al: float | np.n
                       ga: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """sum_{a >= k} P_s(a) and sum_{a >= k} Q_s(a), via Bin(s-1,1/2) and Bin(s,1/2) tails.
 
-    Source: seed 000 Lemmas B.1-B.3 (P_s, Q_s of the module docstring).
+    Source: seed 000 Lemmas B.1-B.3 (P_s, Q_s of the module docstring).  Any integer k (k <= 0: the whole mass).
     """
+    v.integers("s", s, 0, MAX_N)
+    v.integers("k", k, -MAX_N - 1, MAX_N + 1)
+    _check_weights(al, be, ga)
     f0 = binom.sf(k - 1, s - 1, 0.5)                    # P(Bin(s-1) >= k)
     pk = binom.pmf(k - 1, s - 1, 0.5)
     f1 = f0 + pk                                        # P(1 + Bin(s-1) >= k)
@@ -192,6 +218,9 @@ def loss_threshold(s: int | np.ndarray, al: float | np.ndarray, be: float | np.n
 
     Source: seed 000 Lemma 12 / eq. 5.5 (the loss increasing in a).
     """
+    v.integers("s", s, 0, MAX_N)
+    _check_weights(al, be, ga)
+    eps = v.real("eps", eps, -700.0, 700.0)
     e = math.exp(eps)
     gap = al - be
     flat = gap <= 0                      # s = 0 of the koskela pair: P_0 = Q_0, loss 0
@@ -205,6 +234,7 @@ def s_range(n: int, eps0: float, pr: Pair, tau: float) -> tuple[int, int, float]
 
     Source: the range of S of seed 000 eq. 5.1-5.2, cut by Chernoff tails.
     """
+    n = _check_kernel(n, pr, tau)
     p, u, w = _puw(eps0, pr)
     lo, hi = (int(x[0]) for x in tail_range(n - 1, p, tau))
     lo, hi = max(lo - 1, 0), min(hi + 1, n - 1)
@@ -241,6 +271,7 @@ def delta_inf(n: int, eps0: float, pair: str | Pair = "fmt21") -> float:
 
 def prepare(n: int, eps0: float, pr: Pair, tau: float) -> Prepared:
     """The arrays :func:`bracket_at` reads: (s, P(S=s), al, be, ga) over :func:`s_range`, and the S-mass left out."""
+    n = _check_kernel(n, pr, tau)
     s_lo, s_hi, out = s_range(n, eps0, pr, tau)
     s = np.arange(s_lo, s_hi + 1)
     ps, al, be, ga = shared_weights(n, eps0, pr, s)
@@ -256,6 +287,9 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
 
     Source: seed 000 Thm 5 with Lemmas B.1-B.3 (module docstring).
     """
+    if not (isinstance(prep, tuple) and len(prep) == 6):
+        raise TypeError(f"prep must be the 6-tuple returned by prepare(), got prep={prep!r:.80}.")
+    eps = v.real("eps", eps, -700.0, 700.0)
     s, ps, al, be, ga, out = prep
     k = loss_threshold(s, al, be, ga, eps)
     tp, tq = conditional_tails(s, k, al, be, ga)
@@ -365,6 +399,9 @@ def clone_top_loss(n: int, eps0: float, pr: Pair) -> float:
     Source: seed 000 eq. 5.5 and eq. B.6 (the odds; koskela) and Feldman et al. 2021 (full pairs:
     loss <= eps0).
     """
+    n = _check_kernel(n, pr)
+    if pr.weights is None:
+        eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     if pr.weights is not None:
         p, u, w = pr.weights
         if w > 0:      # the loss is a ratio of sums whose termwise ratios are u/w, w/u and 1
@@ -397,7 +434,8 @@ def decomposition_holds(R: Sequence[Sequence[float]] | np.ndarray, eps0: float, 
 
     Source: Feldman et al. 2021 Thm 3.2; Feldman et al. 2023 (stronger).
     """
-    R = np.asarray(R, dtype=float)
+    R = v.stochastic_matrix("R", R)
+    tol = v.real("tol", tol, 0.0, 1e-3, lo_open=True)
     p = clone_probability(eps0, pair)
     mix = 0.5 * (R[:, None, :] + R[None, :, :])
     ok = R[:, None, None, :] >= p * mix[None, :, :, :] - tol

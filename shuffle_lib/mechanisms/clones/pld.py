@@ -36,6 +36,7 @@ def atoms_at(n: int, eps0: float, pr: Pair, s: np.ndarray, a: np.ndarray) -> tup
 
     Atoms below the double range (< 1e-308) underflow to 0: at most #atoms x 1e-308 of mass.
     """
+    v.instance("pr", pr, Pair)
     ps, al, be, ga = shared_weights(n, eps0, pr, s)
     nn = ps * binom.pmf(a, s, 0.5)
     sf = np.where(s == 0, 1.0, s)
@@ -71,6 +72,7 @@ def term_counts(n: int, eps0: float, tau: float, pair: str = "fmt21") -> dict[st
     a in s/2 +- sqrt(s log(4/tau)/2) (tau/2 to each level).  Quantiles: this module's ranges.
     """
     n, eps0, pr = check_params(n, eps0, pair)
+    tau = v.real("tau", tau, 0.0, 1.0, lo_open=True, hi_open=True)
     p = clone_probability(eps0, pair)
     full = (n + 1) * (n + 2) // 2
     c = math.sqrt(math.log(2 / tau) / (2 * max(n - 1, 1)))
@@ -110,6 +112,9 @@ def kept_atoms(n: int, eps0: float, pr: Pair, tau: float, max_atoms: int = 10 **
 
     Source: seed 001 Lemma 6 with exact binomial quantiles.
     """
+    v.instance("pr", pr, Pair)
+    tau = v.real("tau", tau, 0.0, 1.0, lo_open=True, hi_open=True)
+    max_atoms = v.integer("max_atoms", max_atoms, lo=1)
     s, a_lo, a_hi, _, dropped = _window(n, eps0, pr, tau)
     counts = a_hi - a_lo + 1
     if counts.sum() > max_atoms:
@@ -129,6 +134,7 @@ def clone_pld(n: int, eps0: float, pair: str = "fmt21", tau: float = 1e-18,
     """
     n, eps0, pr = check_params(n, eps0, pair)
     tau = v.real("tau", tau, 1e-300, 1e-17 if side == "top" else 1e-3)
+    max_atoms = v.integer("max_atoms", max_atoms, lo=1)
     if side not in ("upper", "lower", "top"):
         raise ValueError(f"side must be 'upper', 'lower' or 'top', got side={side!r}.")
     ss, aa, dropped = kept_atoms(n, eps0, pr, tau, max_atoms)
@@ -158,6 +164,7 @@ def clone_pld_grid(n: int, eps0: float, h: float, side: Literal["upper", "lower"
     """
     n, eps0, pr = check_params(n, eps0, pair)
     h = v.real("h", h, 0.0, 1.0, lo_open=True)
+    tau = v.real("tau", tau, 0.0, 1.0, lo_open=True, hi_open=True)
     if side not in ("upper", "lower"):
         raise ValueError(f"side must be 'upper' or 'lower', got side={side!r}.")
     s, a_lo, a_hi, (ps, al, be, ga), dropped = _window(n, eps0, pr, tau)
@@ -215,6 +222,9 @@ def clone_pld_binned(n: int, eps0: float, h: float, pair: str = "fmt21", tau: fl
     from tqdm import tqdm
     n, eps0, pr = check_params(n, eps0, pair)
     h = v.real("h", h, 0.0, 1.0, lo_open=True)
+    tau = v.real("tau", tau, 0.0, 1.0, lo_open=True, hi_open=True)
+    max_atoms = v.integer("max_atoms", max_atoms, lo=1)
+    chunk = v.integer("chunk", chunk, lo=1)
     s, a_lo, a_hi, (_, al, be, ga), dropped = _window(n, eps0, pr, tau)
     counts = a_hi - a_lo + 1
     if counts.sum() > max_atoms:

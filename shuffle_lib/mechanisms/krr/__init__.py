@@ -47,6 +47,7 @@ def krr_model(adversary: Adversary, n: int, gamma: float, k: int, tail: float = 
     """
     if adversary not in ("strong", "weak"):
         raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")
+    tail = v.real("tail", tail, 0.0, 1.0)
     params = {"n": n, "gamma": gamma, "k": k}
     try:
         pl = adversary_pld(adversary, n, gamma, k, tail)
@@ -67,7 +68,9 @@ def exact_atoms(adversary: Adversary, n: int, gamma: float, k: int, tail: float 
 
     A_s: sum over the a-window of the c-window sizes; A_w: sum over the b-window of (u-window + 1)^2.
     """
+    adversary = v.choice("adversary", adversary, ("strong", "weak"))
     n, gamma, k = check_params(n, gamma, k)
+    tail = v.real("tail", tail, 0.0, 1.0)
     N = n - 1
     if adversary == "strong":
         p = gamma / k

@@ -181,7 +181,13 @@ def _strong_pld(n, gamma, k, tail):
 
 
 def weak_loss(u: int | np.ndarray, w: int | np.ndarray, b: int | np.ndarray, gamma: float, k: int) -> np.ndarray:
-    """Loss of the A_w view (000 App. A): log[((1-g)u + g(b+1)/k) / ((1-g)w + g(b+1)/k)]."""
+    """Loss of the A_w view (000 App. A): log[((1-g)u + g(b+1)/k) / ((1-g)w + g(b+1)/k)].
+
+    Vectorised over the counts u, w, b (integers in [0, 1e9]), gamma (in (0, 1]) and k (in [2, 1e6])."""
+    if np.any(v.array("gamma", gamma, lo=0.0, hi=1.0) == 0.0):
+        raise ValueError(f"gamma must lie in (0, 1], got gamma={gamma!r:.80}.")
+    v.integers("k", k, 2, 10 ** 6)
+    u, w, b = (v.integers(name, x, 0, 10 ** 9) for name, x in (("u", u), ("w", w), ("b", b)))
     c = gamma * (np.asarray(b, dtype=float) + 1.0) / k
     u, w = np.asarray(u, dtype=float), np.asarray(w, dtype=float)
     return np.log1p((1.0 - gamma) * (u - w) / ((1.0 - gamma) * w + c))
@@ -264,7 +270,7 @@ def adversary_pld(adversary: Adversary, n: int, gamma: float, k: int, tail: floa
     if adversary not in ("strong", "weak"):
         raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")
     f = strong_pld if adversary == "strong" else weak_pld
-    return f(*check_params(n, gamma, k), float(tail))
+    return f(*check_params(n, gamma, k), v.real("tail", tail, 0.0, 1.0))
 
 
 def hockey_stick_pair(pl: KrrPLD, eps: float) -> tuple[float, float]:
@@ -272,4 +278,5 @@ def hockey_stick_pair(pl: KrrPLD, eps: float) -> tuple[float, float]:
 
     Source: seed 000 Thm 5 (both directions share the PLD).
     """
+    v.instance("pl", pl, KrrPLD)
     return float(hockey_stick(pl.lower, eps)), float(hockey_stick(pl.upper, eps))

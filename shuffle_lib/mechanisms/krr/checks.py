@@ -81,6 +81,7 @@ def brute_delta(n: int, gamma: float, k: int, view: View, eps: ArrayLike, others
 
     Source: seed 000 Thm 5 on the enumerated views.
     """
+    n_c = v.integer("n_c", n_c, lo=1, hi=64)
     p, q = view_pmfs(n, gamma, k, view, others)
     if n_c > 1:
         p, q = product_pmfs(p, q, n_c)
@@ -92,6 +93,8 @@ def plain_worst_delta(n: int, gamma: float, k: int, eps: ArrayLike) -> np.ndarra
 
     Source: seed 000 Sec. 4.1 (the plain shuffle view).
     """
+    n = v.integer("n", n, lo=2, hi=8)          # the limits of view_pmfs, checked before enumerating
+    k = v.integer("k", k, lo=2, hi=5)
     eps = v.reals("eps", eps, lo=0.0)
     best = np.zeros(eps.size)
     for others in itertools.combinations_with_replacement(range(k), n - 1):
@@ -115,6 +118,7 @@ def reading_independent_tail(n: int, gamma: float, k: int, eps: float) -> float:
 def reading_pmf_pair(n: int, gamma: float, k: int, eps: float) -> float:
     """000 Sec. 4.1 read as the one-dimensional PMF pair P_s = Bin + 1, Q_s = Bin: tight delta."""
     n, gamma, k = krr.check_params(n, gamma, k)
+    eps = v.real("eps", eps, 0.0)
     pmf = binom.pmf(np.arange(n), n - 1, gamma / k)
     p, q = np.append(0.0, pmf), np.append(pmf, 0.0)
     return float(delta_exact(p / p.sum(), q / q.sum(), eps)[0])
@@ -145,6 +149,7 @@ def reading_weak_independent_tail(n: int, gamma: float, k: int, eps: ArrayLike,
     over eps; tails of mass <= tail ignored)."""
     n, gamma, k = krr.check_params(n, gamma, k)
     eps = v.reals("eps", eps, lo=0.0, lo_open=True)
+    tail = v.real("tail", tail, 0.0, 1.0)
     p1, p2 = krr.krr_probs(gamma, k)
     lo, hi = (int(x[0]) for x in binom_window(np.array([n - 1]), gamma, tail))
     total = np.zeros(eps.size)
@@ -187,6 +192,7 @@ def independent_losses(n: int, gamma: float, k: int, tail: float = 1e-30) -> tup
     """Atoms of Z = log(N1/N2), N1 = Bin(n-1, g/k) + 1, N2 = Bin(n-1, g/k) independent
     (000 eq. 4.1 / Thm 8 read literally): (losses, probs, mass at +inf)."""
     n, gamma, k = krr.check_params(n, gamma, k)
+    tail = v.real("tail", tail, 0.0, 1.0)
     lo, hi = (int(x) for x in binom_window(n - 1, gamma / k, tail))
     x = np.arange(lo, hi + 1)
     f = binom.pmf(x, n - 1, gamma / k)
@@ -205,6 +211,14 @@ def composed_tail(losses: Sequence[float] | np.ndarray, probs: Sequence[float] |
     """
     n_c = v.integer("n_c", n_c, lo=1, hi=1000)
     eps = v.reals("eps", eps)
+    losses = v.array("losses", losses, ndim=1)
+    probs = v.array("probs", probs, ndim=1, lo=0.0, hi=1.0)
+    inf_mass = v.real("inf_mass", inf_mass, 0.0, 1.0)
+    if probs.shape != losses.shape:
+        raise ValueError(f"losses and probs must have the same length, got {losses.size} and {probs.size}.")
+    if math.fsum(probs) + inf_mass > 1.0 + 1e-9:
+        raise ValueError(f"probs and inf_mass must sum to at most 1, got {math.fsum(probs) + inf_mass!r}.")
+    h = v.real("h", h, 0.0, 1.0, lo_open=True)
     out = []
     for rounder in (np.floor, np.ceil):
         idx = rounder(np.asarray(losses) / h).astype(np.int64)

@@ -38,6 +38,7 @@ def weak_pld_binned(n: int, gamma: float, k: int, blocks: int = 24, h: float = 1
     """
     n, gamma, k = check_params(n, gamma, k)
     blocks = v.integer("blocks", blocks, lo=1, hi=10 ** 4)
+    tail = v.real("tail", tail, 0.0, 1.0, lo_open=True)
     h = v.real("h", h, 0.0, 0.1, lo_open=True)
     N, p = n - 1, gamma / k
     p1, p2 = krr_probs(gamma, k)
@@ -102,6 +103,9 @@ def strong_pld_binned(n: int, gamma: float, k: int, cells: int = 2 * 10 ** 6, h:
     Source: seed 000 Def. 7, eq. 4.1 (the loss monotone in c).
     """
     n, gamma, k = check_params(n, gamma, k)
+    cells = v.integer("cells", cells, lo=1, hi=10 ** 9)
+    h = v.real("h", h, 0.0, 0.1, lo_open=True)
+    tail = v.real("tail", tail, 0.0, 1.0, lo_open=True)
     N, p = n - 1, gamma / k
     q = p / (1.0 - p)
     a_lo, a_hi = (int(x) for x in binom_window(N, p, tail / 4))
@@ -130,5 +134,7 @@ def bin_pair(pl: KrrPLD, h: float) -> KrrPLD:
 
     Source: seed 000 Thm 5 (rounding losses up dominates, down is dominated).
     """
+    v.instance("pl", pl, KrrPLD)
+    h = v.real("h", h, 0.0, 1.0, lo_open=True)
     return KrrPLD(_grid_pld(pl.upper.losses, pl.upper.probs, h, np.ceil, pl.upper.inf_mass),
                   _grid_pld(pl.lower.losses, pl.lower.probs, h, np.floor, pl.lower.inf_mass), pl.cut, pl.atoms)

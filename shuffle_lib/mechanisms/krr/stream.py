@@ -86,6 +86,10 @@ def weak_delta_lower(n: int, gamma: float, k: int, eps: np.ndarray, tail: float,
     ``stride`` > 1 samples every stride-th b and u (weight stride^2): an uncertified estimate, used
     only to locate eps(delta) before the certified passes.  Source: seed 000 Def. 9, App. A.
     """
+    n, gamma, k = check_params(n, gamma, k)
+    eps = v.reals("eps", eps, lo=0.0)
+    tail = v.real("tail", tail, 0.0, 1.0)
+    stride = v.integer("stride", stride, lo=1, hi=n)
     N = n - 1
     p1, p2 = krr_probs(gamma, k)
     p3 = 1.0 - p1 - p2
@@ -121,6 +125,9 @@ def strong_delta_lower(n: int, gamma: float, k: int, eps: np.ndarray, tail: floa
 
     Source: seed 000 Def. 7 (loss log((a+1)/c), +inf at c = 0).
     """
+    n, gamma, k = check_params(n, gamma, k)
+    eps = v.reals("eps", eps, lo=0.0)
+    tail = v.real("tail", tail, 0.0, 1.0)
     N, p = n - 1, gamma / k
     q = p / (1.0 - p)
     a_lo, a_hi = binom_window(N, p, tail)
@@ -156,8 +163,10 @@ def delta_streamed(adversary: Adversary, n: int, gamma: float, k: int, eps: np.n
     """Certified brackets for the tight one-round delta(eps) of shuffled k-RR, streamed (seed 000 Thm 5
     on Def. 7 / Def. 9).  Where the cut ``tail`` exceeds 1e-4 of a lower end, those eps are redone
     with the tail at 1e-6 of its lower end (1e-18 of the tail where that is 0), up to four times."""
+    adversary = v.choice("adversary", adversary, ("strong", "weak"))
     n, gamma, k = check_params(n, gamma, k)
     eps = v.reals("eps", eps, lo=0.0)
+    tail = v.real("tail", tail, 0.0, 1.0)
     low = _lower(adversary, n, gamma, k, eps, tail)
     tails = np.full(eps.size, tail)
     for _ in range(4):   # each eps on its own: 1e-6 of its lower end, or 1e-18 of its tail while that is 0
@@ -231,6 +240,7 @@ def epsilon_streamed(adversary: Adversary, n: int, gamma: float, k: int, delta: 
     certified by one streamed pass at both ends: delta's lower end >= delta at the bracket's lower
     end, its upper end <= delta at the upper end (the windows' tail is 1e-6 delta).  Seed 000 Thm 5.
     """
+    adversary = v.choice("adversary", adversary, ("strong", "weak"))
     n, gamma, k = check_params(n, gamma, k)
     delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     rtol = v.real("rtol", rtol, 1e-9, 0.1)

@@ -35,7 +35,9 @@ TAIL = 1e-40   # binomial mass cut from each tail (sent to +inf in certified upp
 
 def _check(n, m, q, n_lo=0):
     n = v.integer("n", n, lo=n_lo, hi=10 ** 7)
-    m = v.integer("m", m, lo=0, hi=n)
+    m = v.integer("m", m, lo=0)
+    if m > n:
+        raise ValueError(f"m must be an integer in [0, n] (n={n}), got m={m}.")
     q = v.real("q", q, 0.0, 0.5, lo_open=True)
     return n, m, q
 
@@ -67,7 +69,12 @@ def pmf_A(n: int, m: int, q: float, tail: float = 0.0) -> np.ndarray:
 def g(x: ArrayLike, q: float) -> float | np.ndarray:
     """g(x) = (q + p x)/(p + q x), p = 1 - q (seed 004 Sec. 3.2); pi_n = g(rho_{n-1})."""
     q = v.real("q", q, 0.0, 0.5, lo_open=True)
-    x = np.asarray(x, dtype=float)
+    try:
+        x = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"x must be a ratio or array of ratios in [0, inf], got x={x!r:.80}.") from None
+    if np.any(np.isnan(x)) or np.any(x < 0):
+        raise ValueError(f"x must hold ratios in [0, inf] (no NaN), got x={x!r:.80}.")
     return (q + (1.0 - q) * x) / ((1.0 - q) + q * x)
 
 
@@ -159,6 +166,9 @@ def q_needed(n: int, eps: float, delta: float, m: int = 0, tol: float = 1e-4) ->
     """
     eps = v.real("eps", eps, 0.0)
     delta = v.probability("delta", delta)
+    tol = v.real("tol", tol, 1e-12, 1.0)     # relative: below ~1e-12 the bisection on log q cannot shrink
+    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    m = v.integer("m", m, lo=0, hi=n - 1)
     f = lambda q: float(delta_pair(n, m, q, eps)[0]) <= delta  # noqa: E731
     if f(0.5):
         lo, hi = 1e-12, 0.5
@@ -212,6 +222,7 @@ def m_grid(n: int, size: int = 12) -> list[int]:
     Source: seed 004 Sec. 3 (the neighbours, indexed by m).
     """
     n = v.integer("n", n, lo=1, hi=10 ** 7)
+    size = v.integer("size", size, lo=1, hi=10 ** 4)
     top = (n - 1) // 2
     ms = {0, 1, 2, 3, top} | {int(x) for x in np.geomspace(1, max(top, 1), size)}
     return sorted(x for x in ms if x <= top)
@@ -226,7 +237,15 @@ def q_needed_worst(n: int, eps: float, delta: float, ms: Iterable[int] | None = 
     Source: seed 004 Sec. 4 (the q a target needs, here exactly).
     """
     n = v.integer("n", n, lo=1, hi=10 ** 7)
-    ms = list(range((n - 1) // 2 + 1)) if ms is None else list(ms)
+    eps = v.real("eps", eps, 0.0)
+    delta = v.probability("delta", delta)
+    tol = v.real("tol", tol, 1e-12, 1.0)
+    try:
+        ms = list(range((n - 1) // 2 + 1)) if ms is None else [v.integer("ms", m, lo=0, hi=n - 1) for m in ms]
+    except TypeError:
+        raise ValueError(f"ms must be a list of integers in [0, n - 1], got ms={ms!r}.") from None
+    if not ms:
+        raise ValueError("ms must hold at least one m, got an empty list.")
     q = q_needed(n, eps, delta, ms[0], tol)
     for m in ms[1:]:
         if math.isfinite(q) and float(delta_pair(n, m, q, eps)[0]) > delta:
@@ -288,6 +307,7 @@ def bitflip_model(n: int, q: float, m: int | str = 0, compositions: int = 1) -> 
     of ``shuffle_lib.mechanisms.mixnet.bitflip_worst`` (a ``DirectModel``, route "blocks"); several
     rounds by the same blocks on K composed pairs (route "blocks of composed pairs", at most
     COMPOSED_MAX_PAIRS pairs, then the bracket is what the blocks give).  Tails cut to +inf (<= 2 TAIL per round)."""
+    q = v.real("q", q, 0.0, 0.5, lo_open=True)
     info = {"tail_cut": 2 * TAIL, "max_loss": _max_loss(q)}
     k_rounds = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
     if m == "worst":

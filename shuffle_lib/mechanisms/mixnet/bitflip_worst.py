@@ -94,8 +94,9 @@ def worst_brackets(n: int, q: float, verb: str, targets: list[float], rtol: floa
     """
     n = v.integer("n", n, lo=1, hi=10 ** 7)
     q = v.real("q", q, 0.0, 0.5, lo_open=True)
-    if verb not in ("delta", "epsilon"):
-        raise ValueError(f"verb must be 'delta' or 'epsilon', got verb={verb!r}.")
+    verb = v.choice("verb", verb, ("delta", "epsilon"))
+    rtol = v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
+    tail = v.real("tail", tail, 0.0, 1e-3)
     t = np.asarray([float(x) for x in targets])
     top = math.log1p(-q) - math.log(q)      # log(p/q): no pair has a larger finite loss
 
@@ -118,6 +119,13 @@ def block_search(n: int, ends: Callable[[int, int], tuple[np.ndarray, np.ndarray
     may bracket K composed rounds (``bitflip.bitflip_model`` with m = "worst", compositions > 1).
     Source: seed 004 Sec. 3-4, Lemma 4.4 (chapter 5's generalisation).
     """
+    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    size = v.integer("size", size, lo=1, hi=10 ** 6)
+    rtol = v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
+    floor = v.real("floor", floor, 0.0, 1.0)
+    max_pairs = v.integer("max_pairs", max_pairs, lo=1, hi=10 ** 7)
+    if not callable(ends):
+        raise TypeError(f"ends must be a function (nn, m) -> (lower ends, upper ends), got ends={ends!r}.")
     memo: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
     raw = ends
 

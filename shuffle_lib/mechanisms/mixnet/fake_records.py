@@ -116,6 +116,7 @@ def m_needed(d: int, eps: float, delta: float, m_max: int = 10 ** 6) -> int | fl
     d = v.integer("d", d, lo=2, hi=10 ** 9)
     eps = v.real("eps", eps, 0.0)
     delta = v.probability("delta", delta)
+    m_max = v.integer("m_max", m_max, lo=1)
     ok = lambda m: float(fake_delta(m, d, eps)[0]) <= delta  # noqa: E731
     hi = d
     while not ok(hi):

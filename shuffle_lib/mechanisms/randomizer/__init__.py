@@ -129,6 +129,9 @@ PLD_BLOCKS = 8     # blocks of T for a composed PLD
 def upper_delta(dec: Decomposition, n: int, eps: float) -> float:
     """The certified upper end of delta(eps), one round (the three-category pair of
     :mod:`.decompose`; with c = 0, (beta + 2s) delta_full(eps)): the least over the splits of W."""
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    v.instance("dec", dec, Decomposition)
+    eps = v.real("eps", eps, 0.0)
     return min(_upper_delta_one(x, n, eps) for x in dec.options())
 
 
@@ -169,6 +172,9 @@ def upper_epsilon(dec: Decomposition, n: int, delta: float) -> float:
     """The certified upper end of eps(delta), one round: an eps whose certified delta upper
     end is <= delta (bisection between 0 and the c = 0 pair's eps, an upper bound); the least
     over the splits of W."""
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    v.instance("dec", dec, Decomposition)
+    delta = v.real("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
     return min(_upper_epsilon_one(x, n, delta) for x in dec.options())
 
 
@@ -198,6 +204,10 @@ def upper_pld(dec: Decomposition, n: int, compositions: int, accuracy: float) ->
     """A PLD dominating one round (for composing): the three-category pair's, block by block
     (each block's pair at its smallest n'), or with c = 0 the full pair's dominating PLD scaled
     by beta + 2s plus an atom at loss 0 of mass 1 - beta - 2s (the split of W best for one round)."""
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    compositions = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+    v.instance("dec", dec, Decomposition)
     dec = _best_option(dec, n)
     if _three_category(dec):
         return _blocks(dec, n, PLD_BLOCKS).plds(compositions, accuracy)
@@ -218,6 +228,8 @@ def view_pmfs(view: View, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """(P, Q) of an asymmetric view: the joint counts on (T0, T1) when that has at most
     ``EXACT_2D_MAX`` atoms, else the count on T0 and the count on T1 separately (each windowed
     to all but 1e-30 of the others' binomial: leaving mass out only lowers a lower end)."""
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    v.instance("view", view, View)
     N = n - 1
     if (N + 2) ** 2 <= EXACT_2D_MAX:
         i = np.arange(N + 1)
@@ -255,12 +267,15 @@ def certified_lower(pld: PLD, eps: float) -> float:
     stick minus 1e-12 of the P-mass with loss > eps - 1e-9 (each atom's P(1 - e^(eps-L)) is off by
     at most P (1e-14 + abs(error of L)), and abs(error of L) <= 1e-16 (abs(log P) + abs(log Q)),
     below 1e-12)."""
+    v.instance("pld", pld, PLD)
     j = int(np.searchsorted(pld.losses, eps - 1e-9, side="right"))
     return max(0.0, hockey_stick(pld, eps) - PMF_RTOL * math.fsum(pld.probs[j:]) - pld.losses.size * 1e-300)
 
 
 def view_delta(view: View, n: int, eps: float) -> float:
     """A certified lower bound on the true delta(eps), one round, from one view."""
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    v.instance("view", view, View)
     if view.symmetric and 2 * view.r0 < 1:
         return delta_bracket_single(n, 0.0, eps, _view_pair(view)).lower
     return max(certified_lower(pl, eps) for pl in _view_plds_exact(view, n))
@@ -269,6 +284,8 @@ def view_delta(view: View, n: int, eps: float) -> float:
 def view_epsilon(view: View, n: int, delta: float) -> float:
     """A certified lower bound on the true eps(delta), one round, from one view: an eps whose
     certified lower delta is still > delta (bisection), 0 if there is none."""
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    v.instance("view", view, View)
     if view.symmetric and 2 * view.r0 < 1:
         return epsilon_bracket_single(n, 0.0, delta, _view_pair(view)).lower
     plds = _view_plds_exact(view, n)
@@ -291,6 +308,10 @@ def view_epsilon(view: View, n: int, delta: float) -> float:
 
 def view_plds(view: View, n: int, compositions: int, accuracy: float) -> list[tuple[PLD, PLD]]:
     """Dominated PLDs (both directions) of a view's pair, for composing."""
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    compositions = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+    v.instance("view", view, View)
     if view.symmetric and 2 * view.r0 < 1:
         low = clone_plds(n, 0.0, _view_pair(view), compositions, accuracy)[1]
         return [(low, low)]
@@ -303,7 +324,16 @@ def view_plds(view: View, n: int, compositions: int, accuracy: float) -> list[tu
 def decompositions(family: str = "matrix", matrix: Sequence[Sequence[float]] | np.ndarray | str | None = None,
                    k: int = 0, d: int = 0, eps0: float = 0.0) -> tuple[list[Decomposition], float]:
     """(the decompositions to take the worst of, the randomiser's eps0) of a matrix (array or
-    JSON path) or a named family (:func:`.decompose.family_decomposition`)."""
+    JSON path) or a named family (:func:`.decompose.family_decomposition`).  k, d and eps0 (0: not
+    given) belong to a family, ``matrix`` to family 'matrix': a value given to the other is refused."""
+    k = v.integer("k", k, lo=0, hi=10 ** 9)
+    d = v.integer("d", d, lo=0, hi=10 ** 9)
+    eps0 = v.real("eps0", eps0, 0.0, 30.0)
+    if family == "matrix" and (k or d or eps0):
+        raise ValueError(f"k, d and eps0 belong to a named family; a matrix gives its own eps0, got k={k}, d={d}, "
+                         f"eps0={eps0}.")
+    if family != "matrix" and not (matrix is None or (isinstance(matrix, str) and not matrix)):
+        raise ValueError(f"matrix belongs to family='matrix', got family={family!r} and a matrix.")
     if family == "matrix":
         if matrix is None or (isinstance(matrix, str) and not matrix):
             raise ValueError("randomizer needs --matrix FILE, or --family with its parameters.")
@@ -329,6 +359,7 @@ def randomizer_model(n: int, family: str = "matrix", matrix: Sequence[Sequence[f
     """
     n = v.integer("n", n, lo=1, hi=MAX_N)
     K = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     decs, e0 = decompositions(family, matrix, k, d, eps0)
     info = {"eps0": e0 if math.isfinite(e0) else "inf", "decomposition": [
         {"pair": list(x.pair) if x.pair else "any", "beta": x.beta, "s": x.s, "a": x.a, "c": x.c,
@@ -393,7 +424,7 @@ def epsilon_bracket(n: int, delta: ArrayLike, compositions: int = 1, **randomise
 def randomizer_rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
     """Certified Renyi brackets of one round: the upper PLD of :func:`upper_pld` (its tail mass at
     +inf bounded by the pair's largest loss log((beta + s)/s)) and the views' exact PLDs."""
-    orders = v.reals("order", orders, lo=1.0, lo_open=True)
+    orders = v.reals("orders", orders, lo=1.0, lo_open=True)
     decs, _ = decompositions(params["family"], params["matrix"] or None, params["k"], params["d"], params["eps0"])
     if not decs:
         return [Bracket(0.0, 0.0) for _ in orders]

@@ -156,7 +156,7 @@ def load_matrix(path: str) -> np.ndarray:
 def matrix_eps0(R: Sequence[Sequence[float]] | np.ndarray) -> float:
     """The randomiser's LDP parameter: the largest log-ratio of two entries in a column
     (+inf when an output has probability 0 under one input and > 0 under another)."""
-    R = check_matrix(R)
+    R = check_matrix(R, "R")
     hi, lo = R.max(axis=0), R.min(axis=0)
     if np.any((lo == 0) & (hi > 0)):
         return math.inf
@@ -176,6 +176,9 @@ def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
     the counts on the minimising outputs T0, T1 and on all of S0, S1 (the best view is taken
     when the bracket is evaluated).
     """
+    R = v.stochastic_matrix("R", R)
+    i = v.integer("i", i, lo=0, hi=R.shape[0] - 1)
+    j = v.integer("j", j, lo=0, hi=R.shape[0] - 1)
     P0, P1 = R[i], R[j]
     d = P0 - P1
     S0, S1 = d > 0, d < 0
@@ -218,7 +221,7 @@ def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
 
 def matrix_decompositions(R: Sequence[Sequence[float]] | np.ndarray) -> list[Decomposition]:
     """One decomposition per unordered pair of distinct rows with distinct (beta, s, a)."""
-    R = check_matrix(R)
+    R = check_matrix(R, "R")
     seen, out = set(), []
     for i in range(R.shape[0]):
         for j in range(i + 1, R.shape[0]):
@@ -236,7 +239,8 @@ FAMILIES = ("krr", "sue", "oue", "olh", "blh", "hr")
 
 
 def olh_g(eps0: float) -> int:
-    """OLH's hash range g = round(e^eps0 + 1) (Wang et al. 2017, Sec. 4.4), at least 2."""
+    """OLH's hash range g = round(e^eps0 + 1) (Wang et al. 2017, Sec. 4.4), at least 2; eps0 in (0, 30]."""
+    eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     return max(2, int(round(math.exp(eps0) + 1)))
 
 
@@ -260,8 +264,11 @@ def family_decomposition(family: str, eps0: float, k: int = 0, d: int = 0) -> De
     Every view of the unary and hashing families is the upper pair's decomposition restricted to
     a set T0 of D0-mass tau (tau = p, 1-q, theta, 1): r = a tau, (u, w) = ((beta + s) tau, s tau).
     c, the others' blanket of the pair's common part W: (k-2)/Z (krr), 2q^3/p (sue), q/(2(1-q))
-    (oue), (1 - beta - 2s)/e (olh, blh, hr).
+    (oue), (1 - beta - 2s)/e (olh, blh, hr).  eps0 in (0, 30]; k and d integers >= 0 (0: not given).
     """
+    eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
+    k = v.integer("k", k, lo=0, hi=10 ** 9)
+    d = v.integer("d", d, lo=0, hi=10 ** 9)
     e = math.exp(eps0)
     if family == "krr":
         if not k:
