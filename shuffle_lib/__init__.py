@@ -20,7 +20,7 @@ The flat API below and the module names of earlier versions (``shuffle_lib.krr``
 that now holds it (``renyi`` gathers the generic tools, the clones pairs' divergence and the closed
 forms of seed 003).
 
-Everything is imported on first use (issue 15): ``import shuffle_lib`` loads neither numpy nor
+Everything is imported on first use: ``import shuffle_lib`` loads neither numpy nor
 scipy, and a name such as ``shuffle_lib.krr`` or ``shuffle_lib.delta_bracket`` imports its module when
 it is first asked for.  The mechanisms register when :mod:`shuffle_lib.mechanisms` is imported, which
 :func:`shuffle_lib.core.registry.names` and :func:`~shuffle_lib.core.registry.get` do first.

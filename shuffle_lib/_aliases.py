@@ -6,7 +6,7 @@ module's contents (here :mod:`shuffle_lib.mechanisms.krr`): the same object unde
 state such as caches and the registry is shared.  :class:`AliasFinder` answers ``import
 shuffle_lib.<old>``; the package's ``__getattr__`` answers ``shuffle_lib.<old>`` by importing it.
 Nothing is imported until a name is asked for, which keeps ``import shuffle_lib`` free of numpy
-and scipy (issue 15).
+and scipy.
 """
 
 from __future__ import annotations

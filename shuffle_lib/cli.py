@@ -1,6 +1,6 @@
 """Command line: ``python -m shuffle_lib {delta,epsilon,calibrate,rdp} MECHANISM [options]``.
 
-The contract (issue 2; extend it, don't change it):
+The contract (a public interface: extend it, don't change it):
 
 * ``delta MECHANISM [options] --eps E [E ...] [--compositions K] [--json]``
 * ``epsilon MECHANISM [options] --delta D [D ...] [--compositions K] [--json]``
@@ -12,10 +12,10 @@ The contract (issue 2; extend it, don't change it):
   neighbouring pair the mechanism's analysis covers, both directions.
 * bad input: exit code 2 and one line on stderr.
 * ``calibrate MECHANISM [fixed options] --eps E --delta D [--compositions K] --solve PARAM
-  [--json]`` (issue 8): the least private PARAM meeting (eps, delta) by the upper bound;
+  [--json]``: the least private PARAM meeting (eps, delta) by the upper bound;
   JSON ``{"mechanism", "params", "solve", "value", "achieved": {"eps", "delta_upper"}, "seconds"}``.
   PARAM must be one of the mechanism's declared privacy settings.
-* ``rdp MECHANISM [options] --order A [A ...] [--json]`` (issue 6): ``{"mechanism", "params",
+* ``rdp MECHANISM [options] --order A [A ...] [--json]``: ``{"mechanism", "params",
   "results": [{"order", "rdp_lower", "rdp_upper"}], "seconds"}``, max over both directions.
 
 Every mechanism and every option comes from the registry (:mod:`shuffle_lib.core.registry`); the
@@ -245,7 +245,7 @@ RUN_OPTIONS = {"compositions": "--compositions", "accuracy": "--accuracy", "eps"
 
 def user_words(message: str, argv: Sequence[str]) -> str:
     """``message`` with each argument name the library used replaced by the option the user wrote:
-    ``n_x0 must be ..., got n_x0=nan`` becomes ``--n-x0 must be ..., got --n-x0=nan`` (issue 17:
+    ``n_x0 must be ..., got n_x0=nan`` becomes ``--n-x0 must be ..., got --n-x0=nan`` (before,
     errors named ``lam`` for ``--order``).  Only a name followed by `` must`` or ``=`` is replaced,
     so prose that happens to contain the word is left alone."""
     names = dict(RUN_OPTIONS)

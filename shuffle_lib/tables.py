@@ -1,4 +1,4 @@
-"""Tables a reader compares, rendered by the book as numbered, captioned tables (issue 16).
+"""Tables a reader compares, rendered by the book as numbered, captioned tables.
 
 A :class:`Table` holds cells that are already text (the chapter formats its computed numbers,
 ``f"{delta:.3g}"``) and shows itself two ways:

@@ -13,7 +13,7 @@ One round is computed exactly from the PLD; more rounds go through the grid of
   coarse run); then the accuracy is not met, and the bracket is as wide as that grid makes it.
   When even 8 x ``max_points`` would not do (a full-support pair at K = 1e6 needs ~1e10 points),
   the grid is a bounded 2^21 points instead of the largest allowed: certified either way, and
-  seconds instead of minutes (issue 17 item 3);
+  seconds instead of minutes;
 * tilt lam: the Chernoff-optimal value min_lam [Lambda(lam) - lam eps] for the
   smallest eps asked (or the RDP-optimal one for the largest delta asked), where
   Lambda(lam) = sum_rounds log E_P[e^{lam L}];
@@ -72,7 +72,7 @@ def check_components(components: PLD | Sequence[tuple[PLD, int]]) -> list[tuple[
 def composed_inf_mass(components: PLD | Sequence[tuple[PLD, int]]) -> float:
     """The composition's exact mass at +inf, delta(inf), without cancellation (grid.py point 5).
 
-    Source: seed 000 Thm 5 (delta(inf) is the +inf mass); issue 17 (the complement form).
+    Source: seed 000 Thm 5 (delta(inf) is the +inf mass); the complement form -expm1(sum log1p(-a)) for the composed +inf mass.
     """
     lfin = ltot = 0.0
     for p, c in check_components(components):
@@ -273,7 +273,7 @@ def loss_slack(pld: PLD) -> float:
     Losses are computed in floating point (log P - log Q and the like, each log within an ulp of
     its argument's log, abs(log Q) <= abs(log P) + abs(L)), so an atom can sit on the wrong side of a
     target eps that it ties with.  Evaluating the hockey-stick divergence at eps - slack (upper
-    end) and eps + slack (lower end) keeps one-round brackets certified at ties (issue 17: ``delta
+    end) and eps + slack (lower end) keeps one-round brackets certified at ties (before: ``delta
     rr --eps0 0.3 --eps 0.3`` gave [3.2e-17, 3.2e-17], exact 0).  Errors of the masses themselves
     (a mechanism's formulas) are the mechanism's to bound.
     """

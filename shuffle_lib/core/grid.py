@@ -17,14 +17,14 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
      Hoeffding P[S - S~ >= t] <= c for t = h sqrt(K log(1/c) / 2), and since
      0 <= f_eps <= 1:  delta_S~(eps + t) - c <= delta_S(eps) <= delta_S~(eps - t) + c.
 
-   **1a. One composition for both ends** (issue 14).  ``updown`` rounds every loss x = L/h to
+   **1a. One composition for both ends**.  ``updown`` rounds every loss x = L/h to
    floor(x) + 1 (``"above"``: up, and one full step up for a loss on the grid), so the down-rounded
    sum is exactly S_up - K h: the lower grid is the upper one moved K steps (same tilted weights,
    log-scale re-based by -lam K h), and one FFT serves both ends.  Losses on the grid (loss 0 of a
    symmetric pair) lose their exactness on the upper side (S_up - S <= K h still holds), so where
    they carry more than 5 % of a round's mass (lattice pairs: rr, krr) both ends are composed.
 
-   **1b. The rounding's own MGF** (issue 14).  Hoeffding's c is the worst case over the fraction
+   **1b. The rounding's own MGF**.  Hoeffding's c is the worst case over the fraction
    f of each loss; the error R = S~ - S of mean-preserving rounding has, given L, the two-point law
    (1 - f) h w.p. f, -f h w.p. 1 - f, whose MGF M_a(f) = e^{-a f} (1 + f (e^a - 1)) (a = theta h)
    has log M concave in f.  Rounds being independent under P, P[R >= t] <= e^{-theta t} prod_rounds
@@ -58,7 +58,7 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    the tests against exact convolution) and propagates the inputs' bounds; at
    the end it costs at most err e^{logscale - lam x} in delta(x).
 
-5. **Masses at +inf, without cancellation** (issue 17).  A round's P-mass splits into
+5. **Masses at +inf, without cancellation**.  A round's P-mass splits into
    a = delta(inf) and the finite rest F (grid, trimmed tails), T = F + a.  The composed
    +inf mass is T_1...T_K - F_1...F_K; the form 1 - (1-a)(1-b) loses everything below
    an ulp of 1 (a = 1e-17, K = 2 gave 0 where the exact value is 2e-17).  Each grid
@@ -74,7 +74,7 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    rounded up by 4u: an over-estimate, used by the upper end only.  No probability is
    ever subtracted from another.
 
-6. **One FFT per composition** (``method="power"``, the default; issue 14).  Each
+6. **One FFT per composition** (``method="power"``, the default).  Each
    round's grid is normalised to total 1 (b_c) and folded modulo N onto one window of N
    points [A, A + N) of the composed grid; the spectra are raised to the counts and
    multiplied, and one inverse FFT gives the circular convolution: the window's values
@@ -162,7 +162,7 @@ class _Grid:
 
 def _dot(a, b):
     """sum(a * b) without BLAS: OpenBLAS's threaded dot spins its threads on a shared machine
-    (issue 14's profile: 2-3x the CPU time of a composition); pairwise summation, error <= log2(n) u."""
+    (profiled: 2-3x the CPU time of a composition); pairwise summation, error <= log2(n) u."""
     return float(np.sum(a * b))
 
 

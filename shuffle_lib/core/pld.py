@@ -89,7 +89,7 @@ def pld_from_pmfs_lower(p: Sequence[float] | np.ndarray, q: Sequence[float] | np
                         ulps: float = PMF_ULPS) -> PLD:
     """A PLD dominated by that of the exact pair whose entries the doubles ``p``, ``q`` round
     (each within ``ulps`` units of 2^-53, relative): the lower end of a from-PMF pair, so float
-    rounding of the entries never counts as privacy loss (issue 17: ``delta rr --eps0 2^-7 --eps
+    rounding of the entries never counts as privacy loss (before: ``delta rr --eps0 2^-7 --eps
     2^-6 --compositions 2`` had a lower end 5.6e-17, exact 0).
 
     Error analysis: an entry x-hat = x (1 + r), abs(r) <= u = ulps 2^-53, so the exact loss
@@ -187,7 +187,7 @@ def _hockey_stick_fast(pld: PLD, e: float) -> float:
     """:func:`hockey_stick` at one eps with numpy's pairwise sum instead of ``math.fsum``: every term
     is >= 0, so its relative error is below ~log2(#atoms) x 1.1e-16, far inside the 1e-12 margins
     that certify the search's result (:func:`shuffle_lib.core.fourier.epsilon_bracket`); 10-30x
-    faster on millions of atoms (issue 14: fsum passes were 96 % of a single-round search)."""
+    faster on millions of atoms (profiled: fsum passes were 96 % of a single-round search)."""
     j = np.searchsorted(pld.losses, e, side="right")
     return pld.inf_mass + float(np.sum(pld.probs[j:] * -np.expm1(e - pld.losses[j:])))
 

@@ -120,7 +120,7 @@ def json_file(option: str, path: str) -> object:
     and objects only, at most ``JSON_MAX_BYTES`` bytes and ``JSON_MAX_DEPTH`` levels deep.  Anything
     else (an unreadable file, invalid JSON or UTF-8, strings, booleans, null, NaN, Infinity, a
     number beyond a double's range) is a ValueError naming the option and the file, never a
-    traceback (a deeply nested file raised RecursionError, issue 17)."""
+    traceback (a deeply nested file raised RecursionError)."""
     def _no_constant(name):
         raise ValueError(f"{option}: {path!r} holds {name}, which is not a JSON number.")
     try:

@@ -76,7 +76,7 @@ def _ends(fn, up, low, targets, accuracy, routes):
 
     Exact route: the upper PLD is the lower one plus the truncated mass (<= 1e-18) as a last atom
     at the largest loss, which the grid's first trim sends to +inf (upper) or drops (lower); one
-    composition serves both ends, and the grid-free lower caps read the lower PLDs (issue 17: the
+    composition serves both ends, and the grid-free lower caps read the lower PLDs (before, the
     top-atom cap counted the truncated mass).  Binned routes compose both sides.
     """
     if all(r == "exact" for r in routes):

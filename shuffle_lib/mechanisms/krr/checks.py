@@ -1,6 +1,6 @@
 """Independent checks of :mod:`shuffle_lib.mechanisms.krr`: brute force, and the seed's loose readings.
 
-* Brute force (issue 3, item 7): enumerate every outcome of every local
+* Brute force: enumerate every outcome of every local
   randomiser for tiny n and k (each party: truthful w.p. 1 - gamma, else one of
   k values w.p. gamma/k), form each adversary's view exactly (rational
   arithmetic) and take the tight delta of the two view distributions.  The views:
