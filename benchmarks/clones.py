@@ -1,4 +1,4 @@
-"""Speed of the clones-pair accountant (issue 4, item 7): prints a table, never pass/fail.
+"""Speed of the clones-pair accountant: prints a table, never pass/fail.
 
     python benchmarks/clones.py [--quick]
 

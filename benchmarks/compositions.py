@@ -1,4 +1,4 @@
-"""Compositions against dp_accounting at matched accuracy (issue 14 item 3): prints a table, never pass/fail.
+"""Compositions against dp_accounting at matched accuracy: prints a table, never pass/fail.
 
     python benchmarks/compositions.py [--repeats 3]
 

@@ -1,4 +1,4 @@
-"""Speed of the randomizer bracket (issue 18, item 6) against its two peers: prints a table, never pass/fail.
+"""Speed of the randomizer bracket against its two peers: prints a table, never pass/fail.
 
     python benchmarks/randomizers.py [--family krr|oue] [--eps0 1 3] [--n 1000000] [--compositions 1 10]
                                      [--wang DIR] [--su DIR]

@@ -1,4 +1,4 @@
-"""One round of an eps0-LDP shuffler through the command line's route, against its peers (issue 14).
+"""One round of an eps0-LDP shuffler through the command line's route, against its peers.
 
     python benchmarks/single_round.py [--apple DIR] [--old DIR] [--repeat R]
 
@@ -16,7 +16,7 @@ n = 1e5.  Peers timed in the same run, when given:
   the JSON's own ``seconds`` (the computation, without the interpreter start-up).
 
 Our timing is the median of ``--repeat`` runs; the peers run once each, Apple's only up to
-n = 1e6.  The whole table of issue 14 (Apple at every n up to 1e8 with a time limit, alternating
+n = 1e6.  The whole table (Apple at every n up to 1e8 with a time limit, alternating
 medians, compositions, the exact evaluators) is ``benchmarks/suite.py``.
 """
 

@@ -160,9 +160,9 @@ def stochastic_matrix(name: str, R: object, tol: float = PMF_TOL) -> np.ndarray:
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a matrix of probabilities (a list of rows), got {name}={R!r}.") from None
     if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 1:
-        raise ValueError(f"{name} must be a 2-d matrix with at least 2 rows, got shape {arr.shape}.")
+        raise ValueError(f"{name} must be a 2-d array (a matrix) with at least 2 rows, got shape {arr.shape}.")
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
-        raise ValueError(f"{name} must hold finite probabilities in [0, 1].")
+        raise ValueError(f"{name} entries must be finite probabilities, >= 0 and <= 1.")
     sums = np.array([math.fsum(row) for row in arr])
     bad = np.flatnonzero(np.abs(sums - 1.0) > tol)
     if bad.size:
