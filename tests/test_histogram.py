@@ -247,4 +247,4 @@ def test_cli_json_matches_library():
 
 def test_cli_bad_input():
     r = _cli("delta", "histogram-krr", "--n", "10", "--n-x0", "10", "--k", "3", "--eps0", "1", "--eps", "0.1")
-    assert r.returncode == 2 and "n_x0" in r.stderr and r.stderr.count("\n") == 1
+    assert r.returncode == 2 and "--n-x0" in r.stderr and r.stderr.count("\n") == 1
