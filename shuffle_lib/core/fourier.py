@@ -337,8 +337,14 @@ def _cap_eps(br, components, delta, low=None):
 def _cap_delta(br, components, eps, low=None):
     if not _loose(br):
         return br
-    lo = max(br.lower, X.top_atom_delta(components if low is None else low, eps))
-    return Bracket(lo, min(br.upper, max(X.chernoff_delta(components, eps), lo)))
+    # the grid-free caps read the PLDs' floating-point losses: shifted by their rounding (K times
+    # loss_slack), as the one-round path is; unshifted, the Chernoff cap took a pair whose losses
+    # 1e-16 all round to 0 down to delta(0) = 0 at K = 2, exact 5.2e-17 (found by the deep run)
+    slack = math.fsum(c * loss_slack(p) for p, c in components)
+    lo_comps = components if low is None else low
+    slack_lo = math.fsum(c * loss_slack(p) for p, c in lo_comps)
+    lo = max(br.lower, X.top_atom_delta(lo_comps, eps + slack_lo))
+    return Bracket(lo, min(br.upper, max(X.chernoff_delta(components, eps - slack), lo)))
 
 
 def _both(a, b):

@@ -340,7 +340,13 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
     max_points = v.integer("max_points", max_points, lo=2)
     K = sum(c for _, c in components)
     max_abs = max(float(np.max(np.abs(p.losses), initial=0.0)) for p, _ in components)
-    eps_slack = K * 64 * _U * max(max_abs, h)  # input rounding + snapping
+    # per round: snapping moves a loss by <= 16 u max(|L|, h); the loss itself, log P - log Q in
+    # floating point, is off by a few ulp of max(1, |L| + max(-log P)) (fourier.loss_slack's bound):
+    # p = [1/16, ...], q = [1/16 + 2^-56, ...] has a true loss 1.1e-16 that rounds to 0, and with
+    # the snapping term alone two rounds read delta(0) = 0 where the exact value is 5.2e-17
+    scale = max(float(np.max(np.abs(p.losses), initial=0.0))
+                + max(0.0, -math.log(float(np.min(p.probs[p.probs > 0], initial=1.0)))) for p, _ in components)
+    eps_slack = K * (64 * _U * max(max_abs, h) + 128 * _U * max(1.0, scale))
 
     tau_top = _TAU / K  # later cuts: their mass is counted again by every later round
     # (the first cut, of each input PLD's top atoms, keeps _TAU: callers rely on a top tail
