@@ -280,7 +280,7 @@ def test_adversarial_rr_at_its_ties(eps0, K, data):
     """Randomised response through the CLI's route, eps at j eps0 (the composed losses, exact ties:
     issue 17's 'delta rr --eps0 0.3 --eps 0.3' gave [3.2e-17, 3.2e-17], exact 0), beside them, or anywhere.
     Oracle: the exact binomial sum of rr_delta_exact's form, in mpmath from eps0 itself."""
-    j = data.draw(st.integers(0, K - 1))      # j = K >= 2 (the top tie): the named test below
+    j = data.draw(st.integers(0, K))  # j = K: the top tie, answered by fourier._near_top_delta
     eps = max(0.0, j * eps0 * (1 + data.draw(st.sampled_from([0.0, 1e-15, -1e-15, 1e-10, -1e-10]))))
     if data.draw(st.booleans()):
         eps = data.draw(st.floats(0.0, K * eps0 + 1))
@@ -355,3 +355,16 @@ def test_grid_free_caps_carry_the_loss_rounding():
     exact, off = oracle_delta(p, q, 2, 0.0), mass_offset(p, q, 2)
     assert exact - off > 0                                  # the case is not covered by the allowance
     assert br.lower <= exact + off and exact - off <= br.upper, (br, float(exact))
+
+
+def test_grid_free_eps_caps_carry_the_loss_rounding():
+    """The eps path's twin of the test above: the Chernoff cap of epsilon_bracket read the same
+    rounded-to-0 losses and answered an upper end of 1e-300 at K = 2, delta = 1e-17, where the
+    exact delta of the doubles at that eps is 2.4e-17 above the target even after the allowance
+    for q's sum.  _cap_eps now moves the Chernoff end up and the top-atom end down by K loss_slack."""
+    p, q = [0.0625, 0.0, 0.75, 0.1875], [0.06250000000000001, 0.0, 0.75, 0.18749999999999997]
+    off = mass_offset(p, q, 2)
+    for target in (1e-17, 2e-17):
+        br = epsilon_bracket([(sl.pld_from_pmfs(p, q), 2)], [(sl.pld_from_pmfs(q, p), 2)], [target])[0]
+        assert oracle_delta(p, q, 2, br.upper) - off <= target, (target, br)
+        assert br.lower == 0.0 or oracle_delta(p, q, 2, br.lower) + off > target, (target, br)
