@@ -101,9 +101,19 @@ def _window(n, eps0, pr, tau):
     s = np.arange(s_lo, s_hi + 1)
     a_lo, a_hi = _a_range(s, tau / 2)
     ps, al, be, ga = shared_weights(n, eps0, pr, s)
-    t_lo, _ = conditional_tails(s, a_lo, al, be, ga)
     t_hi, _ = conditional_tails(s, a_hi + 1, al, be, ga)
-    return s, a_lo, a_hi, (ps, al, be, ga), max(0.0, out_s + math.fsum(ps * ((1.0 - t_lo) + t_hi)))
+    return s, a_lo, a_hi, (ps, al, be, ga), out_s + math.fsum(ps * (_lower_tails(s, a_lo, al, be, ga) + t_hi))
+
+
+def _lower_tails(s, k, al, be, ga):
+    """sum_{a < k} P_s(a) from binomial CDFs (the counterpart of conditional_tails), not as 1 - T_P(k):
+    that difference is noise below ~1e-16 and, since 1 - q is computed without cancellation (al + be
+    no longer exactly 1), went negative and wiped the dropped mass (3.35e-21 -> 0 at n = 1500, eps0 = 3)."""
+    c1 = binom.cdf(k - 2, np.maximum(s - 1, 0), 0.5)      # P(1 + Bin(s-1) < k)
+    c0 = binom.cdf(k - 1, np.maximum(s - 1, 0), 0.5)      # P(Bin(s-1) < k)
+    cn = binom.cdf(k - 1, s, 0.5)                         # P(Bin(s) < k)
+    zero = (k > 0) * 1.0                                  # s = 0: the single atom a = 0
+    return np.where(s == 0, zero * (al + be + ga), al * c1 + be * c0 + ga * cn)
 
 
 def kept_atoms(n: int, eps0: float, pr: Pair, tau: float, max_atoms: int = 10 ** 9
