@@ -489,3 +489,14 @@ def test_clone_window_dropped_mass_survives_the_exact_1_minus_q():
             if k not in kept:
                 exact += P
     assert exact > 0 and abs(dropped - exact) <= 1e-9 * exact, (dropped, float(exact))
+
+
+@pytest.mark.parametrize("n, eps", [(8, 43.0), (9, 44.0), (11, 50.06398414507502)])
+def test_koskela_inf_mass_outside_the_window_is_not_a_finite_top_atom(n, eps):
+    """Found by the deep run: koskela, eps0 = 10, K = 2.  The pair's +inf atom (s = a = n, P-mass
+    q (p/2)^(n-1), 3e-33 at n = 8) lies outside the 1e-18 window, so its mass sat in the finite top
+    atom at clone_top_loss, and the accountant's grid-free upper caps read it as finite: n = 8,
+    eps = 43 gave [6.6e-55, 1.2e-44] against the exact 6.2e-33 (the composed +inf mass).  clone_pld
+    now carries the closed-form delta_inf as inf_mass whatever the window."""
+    check_delta("ldp-shuffle", {"n": n, "eps0": 10.0, "pair": "koskela"}, 2, eps)
+    check_epsilon("ldp-shuffle", {"n": n, "eps0": 10.0, "pair": "koskela"}, 2, 1e-40)
