@@ -500,3 +500,12 @@ def test_koskela_inf_mass_outside_the_window_is_not_a_finite_top_atom(n, eps):
     now carries the closed-form delta_inf as inf_mass whatever the window."""
     check_delta("ldp-shuffle", {"n": n, "eps0": 10.0, "pair": "koskela"}, 2, eps)
     check_epsilon("ldp-shuffle", {"n": n, "eps0": 10.0, "pair": "koskela"}, 2, 1e-40)
+
+
+@pytest.mark.parametrize("n, subset, eps0", [(10, 9, 8.0), (11, 10, 7.0), (11, 10, 8.0)])
+def test_subsampled_truncated_top_atom_is_not_counted_in_the_eps_lower_end(n, subset, eps0):
+    """Found by the deep run: the subsampled PLD keeps its truncated mass (<= 1e-17) as an atom at
+    eps0, and one round read it as real: delta = 1e-30 gave an eps lower end of 7.99375 at n = 10,
+    subset = 9, eps0 = 8, where the exact delta is 0.  The model now declares it as a tail cut."""
+    check_epsilon("ldp-shuffle-subsampled", {"n": n, "eps0": eps0, "subset": subset}, 1, 1e-30)
+    check_delta("ldp-shuffle-subsampled", {"n": n, "eps0": eps0, "subset": subset}, 1, eps0 * (1 - 1e-4))
