@@ -80,11 +80,15 @@ def _rest(eps0: float, pr: Pair) -> float:
 
 
 def _puw(eps0: float, pr: Pair) -> tuple[float, float, float]:
-    """(p_clone, u, w) of a pair: its fixed weights, or those of eps0 (module docstring)."""
+    """(p_clone, u, w) of a pair: its fixed weights, or those of eps0 (module docstring).
+
+    The full pairs' w = 1 - q is computed as 1/(1 + e^eps0): 1 - q cancelled to a relative error
+    of 2^-53 e^eps0 (1e-3 at eps0 = 30: ``delta ldp-shuffle --n 1 --eps0 30 --eps 29.9`` gave
+    [0.0960855, 0.0960855] where the exact delta is 0.0951626)."""
     if pr.weights is not None:
         return pr.weights
     q = report_probability(eps0)
-    return clone_probability(eps0, pr.name), q, (1 - q if pr.full else 0.0)
+    return clone_probability(eps0, pr.name), q, (1.0 / (1.0 + math.exp(eps0)) if pr.full else 0.0)
 
 
 PAIRS = {
@@ -212,6 +216,15 @@ def conditional_tails(s: int | np.ndarray, k: int | np.ndarray, al: float | np.n
     return al * f1 + be * f0 + ga * fn, al * f0 + be * f1 + ga * fn
 
 
+def _atom(s, a, al, be, ga):
+    """(P_s(a), Q_s(a)) of the conditional pair (module docstring), 0 outside 0 <= a <= s."""
+    sf = np.maximum(s, 1).astype(float)
+    nn = np.where((a >= 0) & (a <= s), binom.pmf(a, s, 0.5), 0.0)
+    num = np.where(s == 0, 1.0, (2 * al * a + 2 * be * (s - a) + ga * s) / sf)
+    den = np.where(s == 0, 1.0, (2 * al * (s - a) + 2 * be * a + ga * s) / sf)
+    return nn * num, nn * den
+
+
 def loss_threshold(s: int | np.ndarray, al: float | np.ndarray, be: float | np.ndarray, ga: float | np.ndarray,
                    eps: float) -> np.ndarray:
     """Smallest a with loss > eps (the loss is increasing in a since al > be).
@@ -243,7 +256,7 @@ def s_range(n: int, eps0: float, pr: Pair, tau: float) -> tuple[int, int, float]
         return lo + 1, hi + 1, float(out)
     q = u + w  # S = C + Delta, Delta ~ Bern(u + w): keep s in [lo, hi + 1]
     out = q * (binom.cdf(lo - 2, n - 1, p) + binom.sf(hi, n - 1, p)) + \
-        (1 - q) * (binom.cdf(lo - 1, n - 1, p) + binom.sf(hi + 1, n - 1, p))
+        _rest(eps0, pr) * (binom.cdf(lo - 1, n - 1, p) + binom.sf(hi + 1, n - 1, p))
     return lo, hi + 1, float(out)
 
 
@@ -294,10 +307,30 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
     k = loss_threshold(s, al, be, ga, eps)
     tp, tq = conditional_tails(s, k, al, be, ga)
     e = math.exp(eps)
-    val = math.fsum(ps * np.maximum(tp - e * tq, 0.0))
-    mq = math.fsum(ps * tq)
-    err = 1e-12 * (math.fsum(ps * tp) + e * mq) + s.size * 1e-307
-    lo, hi = max(0.0, val - err), min(1.0, val + err + out)
+    # The rounded threshold k can miss the true one by an atom at a tie (loss within rounding of
+    # eps: n = 1, eps0 = 4, eps = 4 (1 - 2e-16) gave [0, 1e-307], exact 8.7e-16).  Since
+    # T_P(k) - e^eps T_Q(k) is unimodal in k (its steps P_a - e^eps Q_a change sign once, the loss
+    # increasing in a), its max over k-2..k+2 is the exact delta_s whenever the true threshold is
+    # within 2 of k: the rounding of x in loss_threshold is ~u s (al + be + ga)/(al - be) atoms.
+    # Each candidate d = T_P - e^eps T_Q is within 1e-12 of its magnitude m = T_P + e^eps T_Q (plus
+    # the atoms added or removed) of its exact value, so the ends take the max of d -/+ 1e-12 m.
+    d, m, tqs = [tp - e * tq], [tp + e * tq], [tq]
+    for sign in (-1, 1):                         # k-1, k-2 add atoms k-1, k-2; k+1, k+2 remove k, k+1
+        up, uq, mag = tp, tq, tp + e * tq
+        for j in range(2):
+            pa, qa = _atom(s, k - 1 - j if sign < 0 else k + j, al, be, ga)
+            up, uq = (up + pa, uq + qa) if sign < 0 else (up - pa, np.maximum(uq - qa, 0.0))
+            mag = mag + pa + e * qa
+            d.append(up - e * uq)
+            m.append(mag)
+            tqs.append(uq)
+    d, m = np.array(d), 1e-12 * np.array(m)
+    best = np.argmax(d, axis=0)                  # the threshold of the max: its Q-tail gives the slope
+    val = math.fsum(ps * np.max(np.maximum(d, 0.0), axis=0))
+    lo = math.fsum(ps * np.max(np.maximum(d - m, 0.0), axis=0)) * (1 - 1e-15) - s.size * 1e-307
+    hi = math.fsum(ps * np.max(np.maximum(d + m, 0.0), axis=0)) * (1 + 1e-15) + s.size * 1e-307
+    mq = math.fsum(ps * np.take_along_axis(np.array(tqs), best[None, :], axis=0)[0])
+    lo, hi = max(0.0, lo), min(1.0, hi + out)
     return (lo, hi, val, -e * mq) if slope else (lo, hi)
 
 
@@ -307,7 +340,8 @@ def delta_bracket_single(n: int, eps0: float, eps: float, pair: str | Pair = "fm
     delta = sum_s P(S=s) [T_P(a*_s) - e^eps T_Q(a*_s)] over the kept range of s (a*_s the first
     a with loss > eps, T the tails of the conditionals); the left-out S-mass (exact binomial
     tails, <= 2 tau) is added to the upper side; a relative 1e-12 of the summed magnitudes
-    covers rounding.  Both directions coincide.  tau=None: 1e-30, then once more with
+    covers rounding, and a*_s is taken tie-safe (the max over a*_s - 2 .. a*_s + 2 of the rounded
+    threshold, :func:`bracket_at`).  Both directions coincide.  tau=None: 1e-30, then once more with
     tau = 1e-12 x (lower end) if the left-out mass dominates the bracket.
 
     Source: seed 000 Thm 5, eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2.

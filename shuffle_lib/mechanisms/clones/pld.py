@@ -28,7 +28,7 @@ from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import tail_range
-from shuffle_lib.mechanisms.clones.pairs import Pair, check_params, s_range, shared_weights, conditional_tails, clone_top_loss, clone_probability, loss
+from shuffle_lib.mechanisms.clones.pairs import Pair, check_params, delta_inf, s_range, shared_weights, conditional_tails, clone_top_loss, clone_probability, loss
 from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs
 
 def atoms_at(n: int, eps0: float, pr: Pair, s: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -101,9 +101,19 @@ def _window(n, eps0, pr, tau):
     s = np.arange(s_lo, s_hi + 1)
     a_lo, a_hi = _a_range(s, tau / 2)
     ps, al, be, ga = shared_weights(n, eps0, pr, s)
-    t_lo, _ = conditional_tails(s, a_lo, al, be, ga)
     t_hi, _ = conditional_tails(s, a_hi + 1, al, be, ga)
-    return s, a_lo, a_hi, (ps, al, be, ga), max(0.0, out_s + math.fsum(ps * ((1.0 - t_lo) + t_hi)))
+    return s, a_lo, a_hi, (ps, al, be, ga), out_s + math.fsum(ps * (_lower_tails(s, a_lo, al, be, ga) + t_hi))
+
+
+def _lower_tails(s, k, al, be, ga):
+    """sum_{a < k} P_s(a) from binomial CDFs (the counterpart of conditional_tails), not as 1 - T_P(k):
+    that difference is noise below ~1e-16 and, since 1 - q is computed without cancellation (al + be
+    no longer exactly 1), went negative and wiped the dropped mass (3.35e-21 -> 0 at n = 1500, eps0 = 3)."""
+    c1 = binom.cdf(k - 2, np.maximum(s - 1, 0), 0.5)      # P(1 + Bin(s-1) < k)
+    c0 = binom.cdf(k - 1, np.maximum(s - 1, 0), 0.5)      # P(Bin(s-1) < k)
+    cn = binom.cdf(k - 1, s, 0.5)                         # P(Bin(s) < k)
+    zero = (k > 0) * 1.0                                  # s = 0: the single atom a = 0
+    return np.where(s == 0, zero * (al + be + ga), al * c1 + be * c0 + ga * cn)
 
 
 def kept_atoms(n: int, eps0: float, pr: Pair, tau: float, max_atoms: int = 10 ** 9
@@ -141,7 +151,11 @@ def clone_pld(n: int, eps0: float, pair: str = "fmt21", tau: float = 1e-18,
     P, Q = atoms_at(n, eps0, pr, ss, aa)
     keep = (P > 0) & (Q > 0)
     losses, probs = np.log(P[keep]) - np.log(Q[keep]), P[keep]
-    inf = math.fsum(P[(P > 0) & (Q == 0)])
+    # +inf atoms the window left out were only in `dropped`, which "top" places at a finite loss and
+    # "lower" omits: the accountant's grid-free upper caps then read them as finite (koskela n = 8,
+    # eps0 = 10, K = 2, eps = 43: upper end 3e-36, exact delta 6.2e-33, its composed +inf mass).
+    # Their total is known in closed form (delta_inf), so inf_mass holds it whatever the window.
+    inf = max(math.fsum(P[(P > 0) & (Q == 0)]), delta_inf(n, eps0, pair))
     if side == "upper":
         inf += dropped
     elif side == "top":

@@ -48,6 +48,14 @@ def _binom_piece(N, p, tail):
     return lo, np.exp(binom_logpmf(j, N, p))
 
 
+def _flipped_piece(N, q, tail):
+    """(first index, PMF) of Bin(N, 1 - q) as Bin(N, q) reversed: 1.0 - q rounds (to 1.0 below
+    q = 2^-54), and the masses of order q^k it loses made ``epsilon bitflip --n 3 --q 1e-17 --m 1
+    --delta 0.1`` answer a lower end of 39.04 where delta(39.04) = 1e-18 (issue 17, group B)."""
+    lo, a = _binom_piece(N, q, tail)
+    return N - (lo + a.size - 1), a[::-1]
+
+
 def pmf_A(n: int, m: int, q: float, tail: float = 0.0) -> np.ndarray:
     """P_{n,m}(s), s = 0..n: PMF of A_n(m) ~ Bin(m, 1-q) + Bin(n-m, q) (seed 004 Sec. 3).
 
@@ -58,7 +66,7 @@ def pmf_A(n: int, m: int, q: float, tail: float = 0.0) -> np.ndarray:
     """
     n, m, q = _check(n, m, q)
     tail = v.real("tail", tail, 0.0, 1e-3)
-    a0, a = _binom_piece(m, 1.0 - q, tail)
+    a0, a = _flipped_piece(m, q, tail)
     b0, b = _binom_piece(n - m, q, tail)
     out = np.zeros(n + 1)
     c = np.convolve(a, b)

@@ -42,7 +42,7 @@ def _piece(N, p, tail):
 def _pair(n, m, q, tail):
     """(P, Q) on the window of the sum, P = A_n(m + 1), Q = A_n(m) (seed 004 eq. 3.1-3.2); each of
     the two binomials of the other users cut to mass <= tail (P-mass lost <= 2 tail)."""
-    a = _piece(m, 1.0 - q, tail)[1]
+    a = _piece(m, q, tail)[1][::-1]          # Bin(m, 1-q) as Bin(m, q) reversed: 1.0 - q rounds
     b = _piece(n - 1 - m, q, tail)[1]
     s = np.convolve(a, b)
     p = 1.0 - q
