@@ -201,18 +201,23 @@ def count_pmfs_exact(n: int, n_x0: int, eps0: float, k: int) -> tuple[np.ndarray
 
     Independent of the closed forms: S|D(x_i) = Bern(q_i) + Bin(n_x0, p) + Bin(n-1-n_x0, pbar),
     q_0 = p, q_1 = pbar.  Direct (not FFT) convolution of non-negative terms keeps
-    relative accuracy; only atoms below the double range (< 1e-308) are lost.
+    relative accuracy; only atoms below the double range (< 1e-308) are lost.  1 - p is computed as
+    (k - 1)/(e^eps0 + k - 1), never as 1 - p (which cancels: relative error 1e-16/(1 - p), 2e-8 at
+    eps0 = 20, 1e-3 at eps0 = 30), and Bin(n_x0, p) as Bin(n_x0, 1 - p) read backwards, so every
+    atom is within ~1e-14 relative of the exact law (tests/test_adversarial_krr.py).
 
     Source: seed 002 Def. IV.1 (the count of x0), Def. III.5.
     """
     n, n_x0, eps0, k = _check(n, n_x0, eps0, k)
     p, pb = krr_probs(eps0, k)
-    a, oa = _nonzero(binom.pmf(np.arange(n_x0 + 1), n_x0, p))
+    q = (k - 1) / (math.exp(eps0) + k - 1)      # 1 - p without cancelling: at eps0 = 20, 1 - p is off by 2e-8
+    i = np.arange(n_x0 + 1)
+    a, oa = _nonzero(binom.pmf(n_x0 - i, n_x0, q))   # Bin(n_x0, p) at i, as Bin(n_x0, 1 - p) at n_x0 - i
     b, ob = _nonzero(binom.pmf(np.arange(n - n_x0), n - 1 - n_x0, pb))
     rest = np.zeros(n)
     c = np.convolve(a, b)
     rest[oa + ob:oa + ob + c.size] = c
-    p0 = np.concatenate([(1 - p) * rest, [0.0]]) + np.concatenate([[0.0], p * rest])
+    p0 = np.concatenate([q * rest, [0.0]]) + np.concatenate([[0.0], p * rest])
     p1 = np.concatenate([(1 - pb) * rest, [0.0]]) + np.concatenate([[0.0], pb * rest])
     return p0, p1
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy.stats import binom
@@ -226,20 +227,43 @@ def _atom(s, a, al, be, ga):
 
 
 def loss_threshold(s: int | np.ndarray, al: float | np.ndarray, be: float | np.ndarray, ga: float | np.ndarray,
-                   eps: float) -> np.ndarray:
-    """Smallest a with loss > eps (the loss is increasing in a since al > be).
+                   eps: float, ties: Literal["closed", "count"] = "closed") -> np.ndarray:
+    """Smallest a with loss > eps (the loss is increasing in a since al > be); near ties per ``ties``.
+
+    The closed-form root x cancels when e^eps is large (its distance to the next integer is
+    O(s / e^eps), below its rounding: randomiser n = 1, P0 = [1/4, 1/4, 1/2], P1 = [1/2, 1e-12, ...]
+    at eps = top loss - 3e-5 dropped the top atom, delta 2e-307 for 7.5e-6), so the neighbours of
+    floor(x) + 1 are re-decided by the direct comparison of num(a) and e^eps den(a) (each side
+    rounded by < 10 ulp) wherever it is decisive, i.e. they differ by more than a relative 1e-14:
+    an atom clearly above eps is counted, one clearly below is not.  Within that band (a tie up to
+    rounding, P_s(a) - e^eps Q_s(a) of at most 1e-14 P_s(a)) ``ties="closed"`` lets the closed form
+    decide, as before (an atom left out so loses at most 1e-14 P_s(a)); ``ties="count"`` counts it,
+    the safe side for a caller whose error term holds 1e-12 of the counted magnitudes (a counted
+    tie adds at most 1.1e-14 e^eps Q_s(a)): the randomiser's upper end, where a left-out top tie
+    gave [0, 2e-307] for an exact 1.6e-17 (k-RR, k = 3, eps0 = 7.8e-5, eps = eps0 (1 - 6e-13)).
 
     Source: seed 000 Lemma 12 / eq. 5.5 (the loss increasing in a).
     """
     v.integers("s", s, 0, MAX_N)
     _check_weights(al, be, ga)
     eps = v.real("eps", eps, -700.0, 700.0)
+    ties = v.choice("ties", ties, ("closed", "count"))
     e = math.exp(eps)
     gap = al - be
     flat = gap <= 0                      # s = 0 of the koskela pair: P_0 = Q_0, loss 0
     x = s * (e * (2 * al + ga) - 2 * be - ga) / (2 * np.where(flat, 1.0, gap) * (1 + e))
     x = np.where(flat, np.where(eps < 0, -1.0, s + 1.0), x)
-    return np.clip(np.floor(x) + 1, 0, s + 1).astype(np.int64)
+    k = np.clip(np.floor(x) + 1, 0, s + 1).astype(np.int64)
+
+    def side(a):                         # +1: loss(a) clearly > eps, -1: clearly < eps, 0: a tie
+        num = 2 * al * a + 2 * be * (s - a) + ga * s
+        den = 2 * al * (s - a) + 2 * be * a + ga * s
+        ok = (a >= 0) & (a <= s)
+        return np.where(ok & (num > e * den * (1 + 1e-14)), 1, np.where(ok & (num * (1 + 1e-14) < e * den), -1, 0))
+    with np.errstate(over="ignore", invalid="ignore"):
+        least = 0 if ties == "count" else 1          # count: a tie (side 0) is counted; closed: x keeps it
+        k = np.where(side(k - 1) >= least, k - 1, k)
+        return np.where((k <= s) & (side(k) < 0), k + 1, k).astype(np.int64)
 
 
 def s_range(n: int, eps0: float, pr: Pair, tau: float) -> tuple[int, int, float]:

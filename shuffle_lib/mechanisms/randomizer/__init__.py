@@ -89,7 +89,7 @@ class _Blocks:
         """Certified (lower, upper) of the three-category pair's delta(eps): every n' of the
         blocks in one vectorised pass of :func:`~shuffle_lib.mechanisms.clones.pairs.bracket_at`'s
         sums (a relative 1e-12 of the summed magnitudes covers rounding, as there)."""
-        k = loss_threshold(self.s, self.al, self.be, self.ga, eps)
+        k = loss_threshold(self.s, self.al, self.be, self.ga, eps, ties="count")   # ties on the safe side
         tp, tq = conditional_tails(self.s, k, self.al, self.be, self.ga)
         e = math.exp(eps)
         val = np.add.reduceat(self.ps * np.maximum(tp - e * tq, 0.0), self.starts)
@@ -195,7 +195,7 @@ def _upper_epsilon_one(dec: Decomposition, n: int, delta: float) -> float:
     if bl.delta(0.0)[1] <= delta:
         return 0.0
     floor = max((view_epsilon(w, n, delta) for w in dec.views), default=0.0)   # a lower bound: f(floor) > delta
-    if bl.delta(floor)[1] <= delta:
+    if not math.isfinite(floor) or bl.delta(floor)[1] <= delta:     # (a finite cap: the views' inf is not this pair's)
         floor = 0.0
     return _upper_eps_search(lambda e: bl.delta(e)[1], delta, floor, cap)
 
