@@ -601,8 +601,6 @@ def test_randomizer_no_crash_when_a_view_has_no_finite_eps():
     assert br.lower == br.upper == math.inf          # row 0 has zeros where row 1 has mass: delta(inf) = 1/2
 
 
-@pytest.mark.xfail(strict=True, reason="open: randomizer.view_pmfs takes the view's off-cell mass as "
-                   "1 - u - w (module docstring of this test); not fixed in this session")
 def test_randomizer_view_counts_no_rounding_mass_off_its_cells():
     """Found by test_adversarial_randomizer_epsilon: rows [1/6, 1/6, 1/6, 1/2], [1/2, 1/8, 1/8, 1/4],
     n = 1.  The lower view on all of S0, S1 leaves no output off its cells, but 1 - u - w came out
@@ -612,7 +610,8 @@ def test_randomizer_view_counts_no_rounding_mass_off_its_cells():
     at eps = inf).  OPEN: dropping that component is not the fix (it is a mixture component, not an
     outcome: removing it from both laws can raise the delta by (e^eps - 1) times its mass, and it
     is real, 1/Z = 1.4e-11, for k-RR at eps0 = 25); the view needs its off-cell mass summed from the
-    row (exactly 0 when T0 and T1 cover it), a change to decompose.View."""
+    row (exactly 0 when T0 and T1 cover it), a change to decompose.View.  FIXED: View carries
+    o0, o1 summed from the rows (k-RR's in closed form, (k - 2)/Z), and view_pmfs reads them."""
     rows, n = [[1 / 6, 1 / 6, 1 / 6, 0.5], [0.5, 0.125, 0.125, 0.25]], 1
     pairs = _matrix_case(rows, n)
     for K in (1, 2):

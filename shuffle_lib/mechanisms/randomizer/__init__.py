@@ -238,18 +238,20 @@ def view_pmfs(view: View, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
         M = np.zeros((N + 2, N + 2))
         M[:N + 1, :N + 1] = binom.pmf(i, N, view.r0)[:, None] * binom.pmf(i[None, :], N - i[:, None], min(cond, 1.0))
         out = []
-        for u, w in ((view.u0, view.w0), (view.u1, view.w1)):
-            X = (1 - u - w) * M
+        for u, w, o in ((view.u0, view.w0, view.off0), (view.u1, view.w1, view.off1)):
+            X = o * M                   # the off-cell mass summed from the row: 1 - u - w cancelled
             X[1:, :] += u * M[:-1, :]
             X[:, 1:] += w * M[:, :-1]
             out.append(np.maximum(X, 0.0).ravel())
         return [(out[0], out[1])]
     pairs = []
-    for r, (a0, a1) in ((view.r0, (view.u0, view.u1)), (view.r1, (view.w0, view.w1))):
+    # the complement of a cell's mass as the other cell's plus the off-cell mass (1 - a cancels)
+    for r, (a0, a1), (c0, c1) in ((view.r0, (view.u0, view.u1), (view.w0 + view.off0, view.w1 + view.off1)),
+                                  (view.r1, (view.w0, view.w1), (view.u0 + view.off0, view.u1 + view.off1))):
         lo, hi = binom_window(N, r, VIEW_TAIL)
         j = np.arange(lo, hi + 2)
         b, b1 = binom.pmf(j, N, r), binom.pmf(j - 1, N, r)
-        pairs.append((a0 * b1 + (1 - a0) * b, a1 * b1 + (1 - a1) * b))
+        pairs.append((a0 * b1 + c0 * b, a1 * b1 + c1 * b))
     return pairs
 
 

@@ -90,6 +90,18 @@ class View:
     u1: float
     w1: float
     label: str
+    o0: float | None = None   # the differing user's mass off T0 and T1 under x0 / x1, summed from
+    o1: float | None = None   # the row (None: 1 - u - w, which cancels: 5.6e-17 where it is 0)
+
+    @property
+    def off0(self) -> float:
+        """The differing user's mass off T0 and T1 under x0: o0, else max(0, 1 - u0 - w0)."""
+        return self.o0 if self.o0 is not None else max(0.0, 1.0 - self.u0 - self.w0)
+
+    @property
+    def off1(self) -> float:
+        """The differing user's mass off T0 and T1 under x1: o1, else max(0, 1 - u1 - w1)."""
+        return self.o1 if self.o1 is not None else max(0.0, 1.0 - self.u1 - self.w1)
 
     @property
     def symmetric(self) -> bool:
@@ -205,8 +217,10 @@ def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
         for label, (T0, T1) in (("min", (_ratio_sets(ry, S0, a_y[y]), _ratio_sets(ry, S1, a_y[y]))), ("all", (S0, S1))):
             if not T0.any() or not T1.any():
                 continue
+            rest = ~(T0 | T1) if not (T0 & T1).any() else None     # off-cell masses from the rows
             w = View(math.fsum(R[y][T0]), math.fsum(R[y][T1]), math.fsum(P0[T0]), math.fsum(P0[T1]),
-                     math.fsum(P1[T0]), math.fsum(P1[T1]), f"others all x{y}, counts on {label} of S0/S1")
+                     math.fsum(P1[T0]), math.fsum(P1[T1]), f"others all x{y}, counts on {label} of S0/S1",
+                     None if rest is None else math.fsum(P0[rest]), None if rest is None else math.fsum(P1[rest]))
             if all((w.r0, w.r1, w.u0, w.w0, w.u1, w.w1) != (x.r0, x.r1, x.u0, x.w0, x.u1, x.w1) for x in views):
                 views.append(w)
     return Decomposition(beta, s, a, c, tuple(views), (i, j), alternatives=tuple(alternatives))
@@ -270,11 +284,12 @@ def family_decomposition(family: str, eps0: float, k: int = 0, d: int = 0) -> De
         Z = e + k - 1
         beta, s = (e - 1) / Z, 1 / Z
         if k == 2:
-            view = View(1 / Z, e / Z, e / Z, 1 / Z, 1 / Z, e / Z, "others all x1, count of x0")
+            view = View(1 / Z, e / Z, e / Z, 1 / Z, 1 / Z, e / Z, "others all x1, count of x0", 0.0, 0.0)
             return Decomposition(beta, s * SHRINK, s * SHRINK, 0.0, (view,))
         return Decomposition(beta, s * SHRINK, s * SHRINK, (k - 2) / Z * SHRINK,
-                             (View(s, s, e / Z, s, s, e / Z, "others all z, counts of x0, x1"),
-                              View(1 / Z, e / Z, e / Z, 1 / Z, 1 / Z, e / Z, "others all x1, counts of x0, x1")))
+                             (View(s, s, e / Z, s, s, e / Z, "others all z, counts of x0, x1", (k - 2) / Z, (k - 2) / Z),
+                              View(1 / Z, e / Z, e / Z, 1 / Z, 1 / Z, e / Z, "others all x1, counts of x0, x1",
+                                   (k - 2) / Z, (k - 2) / Z)))
     if family not in FAMILIES:
         raise ValueError(f"family must be one of matrix, {', '.join(FAMILIES)}, got {family!r}.")
     if not d:
