@@ -55,16 +55,13 @@ from hypothesis import strategies as st
 
 from shuffle_lib.core import evaluate, registry
 
+from adversarial_common import TARGETS, examples
+
 GROUP = ("ldp-shuffle", "ldp-shuffle-subsampled", "bitflip", "fake-records")
 DPS = 80
 R_MASS = 1e-12
-TARGETS = [1e-1, 1e-2, 1e-3, 1e-6, 1e-9, 1e-12, 1e-17, 1e-20, 1e-25, 1e-30]
 
 
-def examples(n):
-    """``n`` cases in the default profile; under ``--hypothesis-profile=deep`` (max_examples 10^4,
-    tests/conftest.py) 100 times as many."""
-    return n * max(1, settings.default.max_examples // 100)
 
 
 # --- exact pairs, from the formulas of the module docstrings, in mpmath ---------------------------

@@ -60,17 +60,14 @@ from shuffle_lib import cli
 from shuffle_lib.core import evaluate, registry
 from shuffle_lib.core.types import PairModel
 
+from adversarial_common import TARGETS, examples
+
 DPS = 60
 R_MASS = 1e-12      # relative error of a computed PMF atom (randomizer.PMF_RTOL; module docstring)
 TINY = 1e-290       # atoms below the double range, lost by a float build (module docstring)
 GROUP = ("krr-strong", "krr-weak", "histogram-krr", "randomizer")
-TARGETS = [1e-1, 1e-2, 1e-3, 1e-6, 1e-9, 1e-12, 1e-17, 1e-20, 1e-25, 1e-30]
 
 
-def examples(n):
-    """``n`` cases in the default profile; under ``--hypothesis-profile=deep`` (max_examples 10^4,
-    tests/conftest.py) 100 times as many."""
-    return n * max(1, settings.default.max_examples // 100)
 
 
 # ---- the exact oracle ------------------------------------------------------------------------

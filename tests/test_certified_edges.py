@@ -168,10 +168,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st            # noqa: E402
 
 
-def examples(n):
-    """``n`` cases in the default profile; under ``--hypothesis-profile=deep`` (max_examples 10^4,
-    tests/conftest.py) 100 times as many."""
-    return n * max(1, settings.default.max_examples // 100)
+from adversarial_common import examples  # noqa: E402
 
 
 def oracle_delta(p, q, K, eps):
