@@ -9,6 +9,6 @@ TARGETS = [1e-1, 1e-2, 1e-3, 1e-6, 1e-9, 1e-12, 1e-17, 1e-20, 1e-25, 1e-30]
 
 
 def examples(n):
-    """``n`` cases in the default profile; under ``--hypothesis-profile=deep`` (max_examples 10^4,
-    tests/conftest.py) 100 times as many."""
+    """``n`` cases in the default profile; under ``--hypothesis-profile=deep`` (max_examples
+    5000, tests/conftest.py) 50 times as many."""
     return n * max(1, settings.default.max_examples // 100)
