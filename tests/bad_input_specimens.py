@@ -122,7 +122,7 @@ _add("core.evaluate",
 _add("core.extreme",
      log_mgf=dict(components=[(PLD_, 2)], lam=1.0), chernoff_eps=dict(components=[(PLD_, 2)], delta=1e-3),
      chernoff_delta=dict(components=[(PLD_, 2)], eps=0.5), top_atom_eps=dict(components=[(PLD_, 2)], delta=1e-3),
-     top_atom_delta=dict(components=[(PLD_, 2)], eps=0.5))
+     top_atom_delta=dict(components=[(PLD_, 2)], eps=0.5), top_atom_deltas=dict(components=[(PLD_, 2)], eps=[0.5, 1.0]))
 _add("core.fourier",
      check_components=dict(components=[(PLD_, 2)]), composed_inf_mass=dict(components=[(PLD_, 2)]),
      compose=dict(components=[(PLD_, 2)], accuracy=1e-3, h=None, max_points=1 << 20, lam=0.0),
