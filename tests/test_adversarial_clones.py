@@ -506,3 +506,18 @@ def test_subsampled_truncated_top_atom_is_not_counted_in_the_eps_lower_end(n, su
     subset = 9, eps0 = 8, where the exact delta is 0.  The model now declares it as a tail cut."""
     check_epsilon("ldp-shuffle-subsampled", {"n": n, "eps0": eps0, "subset": subset}, 1, 1e-30)
     check_delta("ldp-shuffle-subsampled", {"n": n, "eps0": eps0, "subset": subset}, 1, eps0 * (1 - 1e-4))
+
+
+@pytest.mark.parametrize("K", [1, 2])
+def test_bitflip_cut_binomials_do_not_raise_the_lower_end(K):
+    """Found by the deep run of test_adversarial_delta_brackets_the_exact_value[bitflip] (session
+    8): n = 16, q = 1e-8, m = 7, eps = 18.015215625844203 (a one-round loss) gave the lower end
+    2.3333330999569657e-40 above the exact 2.3333330933333161e-40.  The binomials of the pair are cut
+    at 1e-40 each, which leaves Q short at some outcomes and so raises their P - e^eps Q; the
+    tail_cut taken off the lower end (2e-40) covers the P side only.  The lower end now comes from
+    dominated PLDs (bitflip.pair_plds_lower: each outcome's other law raised by its shortfall
+    bound 2 tail)."""
+    params = {"n": 16, "q": 1e-8, "m": 7}
+    oracle = Oracle(exact_pairs("bitflip", params), K)
+    for eps in (18.015215625844203 * K, 10.0, 1.0):
+        check_delta("bitflip", params, K, eps, oracle)

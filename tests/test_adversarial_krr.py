@@ -639,3 +639,18 @@ def test_randomizer_counts_a_top_tie_in_its_upper_end():
     pairs = randomizer_pairs(family_matrix("krr", 3, values["eps0"]), 1)
     br = evaluate.delta_brackets(build("randomizer", values, 1), [eps], 1)[0]
     check_delta(br, randomizer_delta(pairs, 1, eps), 0, (values, eps))
+
+
+def test_randomizer_view_lower_end_keeps_a_margin_on_its_inf_mass():
+    """Found by the deep run of test_adversarial_randomizer_delta (session 8): rows [0, 0, 1] and
+    [1/16, 1e-12, 0.937499999999], n = 1, eps = 0.  The view's +inf mass is the cell 1/16 + 1e-12,
+    summed to the double 0.062500000001, 4e-19 above the exact sum of the two doubles; the view's
+    lower end (certified_lower) took its 1e-12 margin off the finite atoms only, so that rounded-up
+    mass was the lower end: 0.062500000001 > exact 0.0625000000009999999996.  The margin now
+    covers the +inf mass too."""
+    rows, n = [[0.0, 0.0, 1.0], [0.0625, 1e-12, 0.937499999999]], 1
+    pairs = _matrix_case(rows, n)
+    for K in (1, 2):
+        model = build("randomizer", {"n": n, "family": "matrix", "matrix": rows}, K)
+        for eps in (0.0, 0.5):
+            check_delta(evaluate.delta_brackets(model, [eps], K)[0], randomizer_delta(pairs, K, eps), 0, (K, eps))

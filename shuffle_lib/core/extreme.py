@@ -126,9 +126,17 @@ def top_atom_delta(components: Sequence[tuple[PLD, int]], eps: float) -> float:
 
     Source: the top-atom bound of the module docstring (lower end), seed 000 Thm 5.
     """
+    return top_atom_deltas(components, [v.real("eps", eps, allow_inf=True)])[0]
+
+
+def top_atom_deltas(components: Sequence[tuple[PLD, int]], eps: Sequence[float]) -> list[float]:
+    """:func:`top_atom_delta` at each eps, the top atom found once (the accountant narrows every
+    grid bracket with it, shuffle_lib.core.fourier).
+
+    Source: the top-atom bound of the module docstring (lower end), seed 000 Thm 5.
+    """
     components = check_components(components)
-    eps = v.real("eps", eps, allow_inf=True)
+    eps = v.reals("eps", eps, allow_inf=True)
     top, log_p = _log_top(components)
-    if eps >= top:
-        return 0.0
-    return max(0.0, math.exp(log_p) * -math.expm1(eps - top) * (1 - _REL_MARGIN))
+    return [0.0 if e >= top else max(0.0, math.exp(log_p) * -math.expm1(e - top) * (1 - _REL_MARGIN))
+            for e in eps.tolist()]

@@ -393,13 +393,9 @@ def _near_top_delta(components, eps):
 
 
 def _top_atom_lower(components, eps):
-    """X.top_atom_delta at eps + K loss_slack (the rounded losses' safe side), one per eps, with
-    the top atom found once."""
-    m = F._REL_MARGIN
+    """X.top_atom_delta at eps + K loss_slack (the rounded losses' safe side), one per eps."""
     slack = math.fsum(c * loss_slack(p) for p, c in components)
-    top, log_p = X._log_top(components)
-    return [0.0 if e + slack >= top else max(0.0, math.exp(log_p) * -math.expm1(e + slack - top) * (1 - m))
-            for e in eps]
+    return X.top_atom_deltas(components, [e + slack for e in eps])
 
 
 def _tight(br, lower, upper):

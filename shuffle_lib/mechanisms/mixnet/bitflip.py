@@ -140,6 +140,29 @@ def pair_plds(n: int, m: int, q: float, tail: float = TAIL) -> tuple[PLD, PLD]:
     return _pld(P, Q, cut), _pld(Q, P, cut)
 
 
+def pair_plds_lower(n: int, m: int, q: float, tail: float = TAIL) -> tuple[PLD, PLD]:
+    """Dominated PLDs (P/Q, Q/P) of :func:`pair_pmfs` with its binomials cut at ``tail``.
+
+    The cut leaves every outcome short of its exact mass: the others' sum b = a * c (the two
+    windowed binomials convolved) misses at s the terms with i or j outside a window, at most
+    (cut of a) max c + (cut of c) max a <= 2 tail, so P(s) and Q(s) (mixtures p b(s-1) + q b(s),
+    q b(s-1) + p b(s)) are each short by at most 2 tail.  A short Q can *raise* an outcome's
+    P - e^eps Q (the cut PLDs of :func:`pair_plds` are an upper end only: n = 16, q = 1e-8, m = 7,
+    eps = 18.0152 had the lower end 2.33333310e-40 above the exact 2.33333309e-40, found by the
+    deep adversarial run).  Here each outcome pairs its cut mass (<= the exact) with the other
+    law's cut mass plus 2 tail (>= the exact), so (P' - e^eps Q'')+ <= (P - e^eps Q)+ outcome by
+    outcome, and for K rounds tuple by tuple (products of smaller and of larger factors): the
+    hockey stick of these PLDs, composed, is a lower end.  ``tail=0``: the exact PLDs.
+
+    Source: seed 004 Sec. 3, eq. 3.1-3.2; seed 000 Thm 5.
+    """
+    if v.real("tail", tail, 0.0, 1e-3) == 0.0:
+        return pair_plds(n, m, q, 0.0)
+    P, Q = pair_pmfs(n, m, q, tail)
+    short = 2.0 * tail
+    return _pld(P, np.where(P > 0, Q + short, Q), 0.0), _pld(Q, np.where(Q > 0, P + short, P), 0.0)
+
+
 def delta_pair(n: int, m: int, q: float, eps: ArrayLike, tail: float = TAIL) -> np.ndarray:
     """delta(eps) of the neighbours with m ones among the others, max of both directions.
 
@@ -275,8 +298,7 @@ def _composed_worst(n: int, q: float, k: int, verb: str, targets: list[float]) -
     t = [float(x) for x in targets]
 
     def ends(nn, m):
-        pm = PairModel(*pair_plds(nn, m, q), tail_cut=2 * TAIL, max_loss=_max_loss(q))
-        br = evaluate.brackets(pm, verb, t, k, accuracy=COMPOSED_ACCURACY)
+        br = evaluate.brackets(_pair_model(nn, m, q), verb, t, k, accuracy=COMPOSED_ACCURACY)
         return np.array([b.lower for b in br]), np.array([b.upper for b in br])
 
     return block_search(n, ends, len(t), 2e-3, 8 * k * TAIL, COMPOSED_MAX_PAIRS)
@@ -287,8 +309,7 @@ def _every_m(n: int, q: float, info: dict) -> WorstCase:
     if n > WORST_M_MAX_N:
         raise ValueError(f"n must be <= {WORST_M_MAX_N} for the Renyi divergence of --m worst (it builds one "
                          f"pair per m, (n-1)//2 + 1 = {(n - 1) // 2 + 1} of them here), got n={n}.")
-    pairs = tuple(PairModel(*pair_plds(n, mm, q), tail_cut=2 * TAIL, max_loss=_max_loss(q))
-                  for mm in range((n - 1) // 2 + 1))
+    pairs = tuple(_pair_model(n, mm, q) for mm in range((n - 1) // 2 + 1))
     return WorstCase(pairs, info=dict(info, route="every m"))
 
 
@@ -302,6 +323,13 @@ def _m_arg(text):
 
 
 _m_arg.__name__ = "m (an integer or 'worst')"   # the name the command line shows in its error message
+
+
+def _pair_model(n: int, m: int, q: float, info: dict | None = None) -> PairModel:
+    """The pair of n users with m ones among the others: the cut PLDs (upper end, the cut at +inf)
+    and the dominated ones of :func:`pair_plds_lower` (lower end)."""
+    return PairModel(*pair_plds(n, m, q), *pair_plds_lower(n, m, q), tail_cut=2 * TAIL, max_loss=_max_loss(q),
+                     info=info or {})
 
 
 def _max_loss(q):
@@ -331,7 +359,7 @@ def bitflip_model(n: int, q: float, m: int | str = 0, compositions: int = 1) -> 
     n, m, q = _check(n, m, q, n_lo=1)
     if m > n - 1:
         raise ValueError(f"m must be an integer in [0, {n - 1}], got m={m}.")
-    return PairModel(*pair_plds(n, m, q), tail_cut=2 * TAIL, max_loss=_max_loss(q), info=info)
+    return _pair_model(n, m, q, info)
 
 
 register(Mechanism(

@@ -266,12 +266,16 @@ PMF_RTOL = 1e-12   # relative error allowed for a computed PMF atom and its loss
 
 def certified_lower(pld: PLD, eps: float) -> float:
     """A certified lower end of delta_{P/Q}(eps) for a PLD built from computed PMFs: the hockey
-    stick minus 1e-12 of the P-mass with loss > eps - 1e-9 (each atom's P(1 - e^(eps-L)) is off by
-    at most P (1e-14 + abs(error of L)), and abs(error of L) <= 1e-16 (abs(log P) + abs(log Q)),
-    below 1e-12)."""
+    stick minus 1e-12 of the P-mass with loss > eps - 1e-9, the mass at +inf included (each
+    atom's P(1 - e^(eps-L)) is off by at most P (1e-14 + abs(error of L)), and abs(error of L) <=
+    1e-16 (abs(log P) + abs(log Q)), below 1e-12; an atom at +inf counts its computed P, which
+    can be rounded up: the matrix row [1/16, 1e-12, 0.937499999999] against [0, 0, 1] has a cell
+    of mass 1/16 + 1e-12 that rounded up by 4e-19, and at n = 1, eps = 0 that mass alone was
+    the lower end, 0.062500000001 against the exact 0.0625000000009999999996)."""
     v.instance("pld", pld, PLD)
     j = int(np.searchsorted(pld.losses, eps - 1e-9, side="right"))
-    return max(0.0, hockey_stick(pld, eps) - PMF_RTOL * math.fsum(pld.probs[j:]) - pld.losses.size * 1e-300)
+    near = math.fsum(pld.probs[j:]) + pld.inf_mass
+    return max(0.0, hockey_stick(pld, eps) - PMF_RTOL * near - pld.losses.size * 1e-300)
 
 
 def view_delta(view: View, n: int, eps: float) -> float:
