@@ -112,7 +112,9 @@ def bitflip_pair_exact(n, m, q):
     """{s: [P, Q]}: the others' sum b ~ Bin(m, 1-q) + Bin(n-1-m, q); P(s) = q b(s) + (1-q) b(s-1)
     (the user holds 1), Q(s) = (1-q) b(s) + q b(s-1) (seed 004 eq. 3.1-3.2)."""
     q = _mp(q)
-    b = [mpmath.fsum(_binom_pmf(i, m, 1 - q) * _binom_pmf(s - i, n - 1 - m, q) for i in range(m + 1))
+    # Bin(m, 1-q) at i as Bin(m, q) at m - i: at DPS digits 1 - (1 - q) is 0 for q < 1e-80, which
+    # dropped the masses of order q (n = 3, q = 1e-300, m = 1 gave P(1) = q for 2q)
+    b = [mpmath.fsum(_binom_pmf(m - i, m, q) * _binom_pmf(s - i, n - 1 - m, q) for i in range(m + 1))
          for s in range(n)] + [_mp(0)]
     return {s: [q * b[s] + (1 - q) * b[s - 1] if s else q * b[0],
                 (1 - q) * b[s] + q * b[s - 1] if s else (1 - q) * b[0]] for s in range(n + 1)}
@@ -521,3 +523,20 @@ def test_bitflip_cut_binomials_do_not_raise_the_lower_end(K):
     oracle = Oracle(exact_pairs("bitflip", params), K)
     for eps in (18.015215625844203 * K, 10.0, 1.0):
         check_delta("bitflip", params, K, eps, oracle)
+
+
+def test_bitflip_oracle_keeps_the_masses_of_order_q_below_its_precision():
+    """The oracle's own defect, found by the deep run: it drew Bin(m, 1 - q) with 1 - (1 - q)
+    computed at DPS = 80 digits, 0 for q = 1e-300, so at n = 3, m = 1 its P(1) was q and its Q(0)
+    0 where seed 004 eq. 3.1-3.2 give 2q and q(1 - q)^2; the library (Bin(m, 1-q) as Bin(m, q)
+    reversed) was right and the two tests it broke (delta at eps = 690.08, eps at delta = 0.1)
+    failed on the oracle.  The four masses here are the closed forms of that pair."""
+    q = mpmath.mpf(1e-300)
+    with mpmath.workdps(DPS):
+        pr = bitflip_pair_exact(3, 1, 1e-300)
+        want = {0: (q ** 2 * (1 - q), q * (1 - q) ** 2), 1: (2 * q * (1 - q) ** 2 + q ** 3, (1 - q) * ((1 - q) ** 2 + 2 * q ** 2)),
+                3: (q * (1 - q) ** 2, q ** 2 * (1 - q))}
+        for s, (P, Q) in want.items():
+            assert abs(pr[s][0] / P - 1) < 1e-70 and abs(pr[s][1] / Q - 1) < 1e-70, (s, pr[s], P, Q)
+    check_delta("bitflip", {"n": 3, "q": 1e-300, "m": 1}, 1, 690.0823807176538)
+    check_epsilon("bitflip", {"n": 3, "q": 1e-300, "m": 1}, 1, 0.1)
