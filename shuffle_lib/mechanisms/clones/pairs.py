@@ -339,10 +339,11 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
     # Each candidate d = T_P - e^eps T_Q is within 1e-12 of its magnitude m = T_P + e^eps T_Q (plus
     # the atoms added or removed) of its exact value, so the ends take the max of d -/+ 1e-12 m.
     d, m, tqs = [tp - e * tq], [tp + e * tq], [tq]
+    pas, qas = _atom(s, np.stack([k - 1, k - 2, k, k + 1]), al, be, ga)   # one binom.pmf call for the four
     for sign in (-1, 1):                         # k-1, k-2 add atoms k-1, k-2; k+1, k+2 remove k, k+1
         up, uq, mag = tp, tq, tp + e * tq
         for j in range(2):
-            pa, qa = _atom(s, k - 1 - j if sign < 0 else k + j, al, be, ga)
+            pa, qa = pas[j + (0 if sign < 0 else 2)], qas[j + (0 if sign < 0 else 2)]
             up, uq = (up + pa, uq + qa) if sign < 0 else (up - pa, np.maximum(uq - qa, 0.0))
             mag = mag + pa + e * qa
             d.append(up - e * uq)
