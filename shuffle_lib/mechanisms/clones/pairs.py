@@ -434,7 +434,13 @@ def _root(prep, delta, top, x=0.0):
         lo, hi, val, d = bracket_at(prep, x, slope=True)
         gap = 1.5 * max(hi - val, val - lo) / max(-d, 1e-300) + 1e-13 * max(x, 1e-6)
         a, b = (x, b) if val > delta else (a, x)
-        nxt = x - (math.log(val) - target) * val / d if val > 0 and d < 0 else 0.5 * (a + b)
+        newton = val > 0 and d < 0
+        nxt = x - (math.log(val) - target) * val / d if newton else 0.5 * (a + b)
+        # a Newton step within the tolerance is convergence, even where it lands on an end of the
+        # bracket (val = delta exactly makes x that end): the bisection that followed took 15 more
+        # calls at n = 1e4, eps0 = 4, delta = 1e-6 (26 bracket_at calls in all, now 11)
+        if newton and abs(nxt - x) <= 1e-12 * max(x, 1e-6):
+            return min(max(nxt, a), b), min(gap, top)
         if not a < nxt < b:
             nxt = 0.5 * (a + b)
         if abs(nxt - x) <= 1e-12 * max(x, 1e-6) or b - a <= 1e-14 * max(b, 1e-6):
