@@ -158,7 +158,11 @@ def pair_plds_lower(n: int, m: int, q: float, tail: float = TAIL) -> tuple[PLD, 
     """
     if v.real("tail", tail, 0.0, 1e-3) == 0.0:
         return pair_plds(n, m, q, 0.0)
-    P, Q = pair_pmfs(n, m, q, tail)
+    return _dominated(*pair_pmfs(n, m, q, tail), tail)
+
+
+def _dominated(P, Q, tail):
+    """:func:`pair_plds_lower` from the cut PMFs: the other law raised by its shortfall 2 tail."""
     short = 2.0 * tail
     return _pld(P, np.where(P > 0, Q + short, Q), 0.0), _pld(Q, np.where(Q > 0, P + short, P), 0.0)
 
@@ -328,8 +332,9 @@ _m_arg.__name__ = "m (an integer or 'worst')"   # the name the command line show
 def _pair_model(n: int, m: int, q: float, info: dict | None = None) -> PairModel:
     """The pair of n users with m ones among the others: the cut PLDs (upper end, the cut at +inf)
     and the dominated ones of :func:`pair_plds_lower` (lower end)."""
-    return PairModel(*pair_plds(n, m, q), *pair_plds_lower(n, m, q), tail_cut=2 * TAIL, max_loss=_max_loss(q),
-                     info=info or {})
+    P, Q = pair_pmfs(n, m, q, TAIL)          # once, for both ends (as pair_plds and pair_plds_lower build them)
+    return PairModel(_pld(P, Q, 2.0 * TAIL), _pld(Q, P, 2.0 * TAIL), *_dominated(P, Q, TAIL), tail_cut=2 * TAIL,
+                     max_loss=_max_loss(q), info=info or {})
 
 
 def _max_loss(q):
