@@ -52,10 +52,11 @@ book: setup
 # 1. execute every chapter once (two processes);
 # 2. beside each other: pytest on two workers (unit and property tests; the chapters' outputs read
 #    from the cache) and the book build with -W from the same cache, followed by the browser check;
-#    a build that executes anything (a cache miss) fails.  The build's log is printed when it fails.
+#    a build that executes anything (a cache miss) fails.  The build's log is printed when it fails,
+#    and the executor's at the end when a chapter failed (CI shows the end of the output).
 test: setup chromium
 	mkdir -p _build
-	$(EXECUTE) && executed=0 || executed=$$?; \
+	$(EXECUTE) 2>&1 | tee _build/execute.log && executed=0 || executed=$$?; \
 	{ if test $$executed -ne 0; then echo "book build: skipped (a chapter failed to execute)"; false; \
 	  elif ! $(BUILD) -W -n > _build/book-build.log 2>&1; then tail -n 80 _build/book-build.log; echo "book build: FAILED"; false; \
 	  elif grep -n "Executing notebook" _build/book-build.log; then echo "book build: FAILED, it executed a chapter (a cache miss)"; false; \
@@ -65,6 +66,8 @@ test: setup chromium
 	SHUFFLE_EXECUTED=1 $(PY) -m pytest -q -n 2 --dist loadfile --ignore=tests/test_book_browser.py && tests=0 || tests=$$?; \
 	wait $$book && book=0 || book=$$?; \
 	cat _build/book-check.log; \
+	if test $$executed -ne 0; then echo "chapter execution FAILED; the end of its log (_build/execute.log):"; \
+	  tail -n 60 _build/execute.log; fi; \
 	test $$executed -eq 0 -a $$book -eq 0 -a $$tests -eq 0
 	@echo "All tests passed; the book is at $(CURDIR)/_build/html/index.html"
 
