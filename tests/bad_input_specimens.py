@@ -233,7 +233,8 @@ _add("mechanisms.krr.stream",
      weak_delta_lower=dict(n=20, gamma=0.5, k=3, eps=np.array([0.5]), tail=1e-12, stride=1),
      strong_delta_lower=dict(n=20, gamma=0.5, k=3, eps=np.array([0.5]), tail=1e-12),
      delta_streamed=dict(adversary="strong", n=20, gamma=0.5, k=3, eps=[0.5], tail=1e-12),
-     epsilon_streamed=dict(adversary="strong", n=20, gamma=0.5, k=3, delta=[1e-3], rtol=2e-3))
+     epsilon_streamed=dict(adversary="strong", n=20, gamma=0.5, k=3, delta=[1e-3], rtol=2e-3),
+     weak_delta_blocked=dict(n=20, gamma=0.5, k=3, eps=np.array([0.5]), tail=1e-12, rtol=1e-3, target=1e-3))
 _add("mechanisms.mixnet.bitflip",
      pmf_A=dict(n=10, m=2, q=0.3, tail=0.0), g=dict(x=0.5, q=0.3), rho=dict(n=10, m=2, q=0.3),
      pi_ratio=dict(n=10, m=2, q=0.3), pair_pmfs=dict(n=10, m=2, q=0.3, tail=0.0),

@@ -511,3 +511,94 @@ def test_streamed_route_and_gamma_one():
     assert krr.krr_route("strong", 100, 0.5, 2).info["route"] == "pld"
     assert stream.delta_streamed("weak", 10 ** 5, 1.0, 3, [0.0]) == [(0.0, 0.0)]
     assert stream.epsilon_streamed("strong", 10 ** 5, 1.0, 3, [1e-9])[0] == (0.0, 0.0)
+
+
+# One round of A_w on blocks of b (stream.weak_delta_blocked, used beyond stream.BLOCK_ABOVE cells):
+# it rests on delta_b(eps) being non-increasing in b (adding a uniform report is a post-processing).
+
+def _weak_pair_given_b(b, gamma, k):
+    """(P_b, Q_b) over (u, w) by direct enumeration, independent of shuffle_lib: the counts of reports
+    1 and 2 among b uniform reports and the target's (input 1 under P, input 2 under Q)."""
+    size = b + 2
+    T = np.zeros((size, size))
+    for m1 in range(b + 1):
+        for m2 in range(b + 1 - m1):
+            T[m1, m2] = math.comb(b, m1) * math.comb(b - m1, m2) * (1 / k) ** (m1 + m2) * (1 - 2 / k) ** (b - m1 - m2)
+    own, other, rest = 1 - gamma + gamma / k, gamma / k, gamma * (k - 2) / k
+
+    def law(a1, a2):
+        L = rest * T.copy()
+        L[1:, :] += a1 * T[:-1, :]
+        L[:, 1:] += a2 * T[:, :-1]
+        return L
+    return law(own, other), law(other, own)
+
+
+@pytest.mark.parametrize("gamma, k", [(0.3, 2), (0.8, 3), (0.5, 5)])
+def test_weak_delta_given_b_falls_in_b_and_the_rows_match_enumeration(gamma, k):
+    """The data-processing step behind the blocks, by enumeration: delta_b(eps) is non-increasing in
+    b; and stream's per-b sums (full windows) equal the enumerated delta_b."""
+    eps = np.array([0.0, 0.1, 0.5, 1.5])
+    bs = np.arange(0, 26)
+    exact = np.array([[np.maximum(P - np.exp(e) * Q, 0.0).sum() for e in eps]
+                      for P, Q in (_weak_pair_given_b(int(b), gamma, k) for b in bs)])
+    assert np.all(np.diff(exact, axis=0) <= 1e-15), np.diff(exact, axis=0).max()
+    assert np.any(np.diff(exact, axis=0) < -1e-3)              # it does fall: the check can fail
+    rows = stream._weak_rows(gamma, k, bs, np.zeros_like(bs), bs + 1, np.exp(eps))
+    assert np.allclose(rows, exact, rtol=1e-12, atol=1e-15), np.abs(rows - exact).max()
+
+
+@pytest.mark.parametrize("n, gamma, k", SMALL)
+@pytest.mark.parametrize("rtol", [0.5, 1e-3])
+def test_blocked_weak_delta_brackets_the_exact_pld(n, gamma, k, rtol):
+    """The blocked ends contain the exact PLD's delta, and stop only when rtol (or the tail) is met."""
+    pl = krr.adversary_pld("weak", n, gamma, k, tail=0.0)
+    eps = np.array([0.0, 0.05, 0.2, 0.5, 1.0])
+    tail = 1e-15
+    low, up = stream.weak_delta_blocked(n, gamma, k, eps, tail, rtol=rtol)
+    for e, lo, hi in zip(eps, low, up):
+        x = hockey_stick(pl.lower, e)
+        assert lo <= x * (1 + 1e-12) and x <= hi * (1 + 1e-12), (e, lo, x, hi)
+        assert hi - lo <= max(rtol * lo, 2 * tail) * (1 + 1e-9), (e, lo, hi)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(2, 60), st.floats(0.05, 0.95), st.integers(2, 6), st.floats(0.0, 3.0),
+       st.floats(1e-12, 0.3))
+def test_blocked_route_property_lower_exact_upper(n, gamma, k, e, d):
+    """Property: with the blocks forced on (BLOCK_ABOVE = 0), delta_streamed's and epsilon_streamed's
+    weak brackets contain the exact PLD's delta(e) and eps(d)."""
+    pl = krr.adversary_pld("weak", n, gamma, k, tail=0.0)
+    old = stream.BLOCK_ABOVE
+    stream.BLOCK_ABOVE = 0
+    try:
+        b = stream.delta_streamed("weak", n, gamma, k, [e])[0]
+        be = stream.epsilon_streamed("weak", n, gamma, k, [d])[0]
+    finally:
+        stream.BLOCK_ABOVE = old
+    x = hockey_stick(pl.lower, e)
+    assert b.lower <= x * (1 + 1e-12) + 1e-300 and x <= b.upper * (1 + 1e-12) + 1e-300, (b, x)
+    y = epsilon_exact_pld(pl.lower, d)
+    assert be.lower <= y * (1 + 1e-12) + 1e-15 and y <= be.upper * (1 + 1e-12) + 1e-15, (be, y)
+
+
+def test_blocked_and_streamed_agree_at_n_3e4():
+    """Beyond the exact PLD: the blocked bracket contains the streamed one (exact to ~1e-9)."""
+    n, gamma, k, eps = 3 * 10 ** 4, 0.5, 4, np.array([0.02, 0.05])
+    streamed = stream.delta_streamed("weak", n, gamma, k, eps)
+    low, up = stream.weak_delta_blocked(n, gamma, k, eps, 1e-20, rtol=1e-3)
+    for b, lo, hi in zip(streamed, low, up):
+        assert lo <= b.lower <= b.upper <= hi and hi - lo <= 1e-3 * lo * (1 + 1e-9), (b, lo, hi)
+
+
+def test_cli_weak_one_round_at_n_1e6_is_blocked_and_certified_by_its_ends():
+    """n = 1e6 (cells beyond BLOCK_ABOVE: the streamed sum took 75 s here, n = 1e7 more than 10 min):
+    eps(1e-8) of relative width <= 1 %, certified by the blocked delta at its ends."""
+    from shuffle_lib import cli
+    n, gamma, k = 10 ** 6, 0.5, 4
+    assert stream._blocked("weak", n, gamma, k, 1e-14)
+    _, out = cli.run(["epsilon", "krr-weak", "--n", str(n), "--gamma", str(gamma), "--k", str(k), "--delta", "1e-8"])
+    r = out["results"][0]
+    assert 0 < r["eps_lower"] <= r["eps_upper"] <= 1.01 * r["eps_lower"], r
+    ends = stream.delta_streamed("weak", n, gamma, k, [r["eps_lower"], r["eps_upper"]])
+    assert ends[0].lower >= 1e-8 and ends[1].upper <= 1e-8, ends

@@ -2,7 +2,8 @@
 
 * :mod:`.base` -- the exact PLDs (A_s: 000 Def. 7, Thm 8; A_w: 000 Def. 9, Thm 10, App. A);
 * :mod:`.large` -- certified coarse pairs beyond the exact PLDs' size limits;
-* ``shuffle_lib.mechanisms.krr.stream`` -- one round at any n: the exact delta(eps) streamed over slices, no PLD;
+* ``shuffle_lib.mechanisms.krr.stream`` -- one round at any n: the exact delta(eps) streamed over slices, no PLD
+  (A_w beyond ~5e5 users: bracketed on blocks of b, delta_b being monotone in b);
 * :mod:`.checks` -- brute-force checks of the seed's lemmas (exact enumeration, small n).
 
 :func:`krr_route` is the one route from (adversary, n, gamma, k, compositions) to a certified
