@@ -13,13 +13,15 @@ are binomial CDFs.  Nothing is binned and no PLD is built:
   sum_{1 <= c <= c*} P[C = c](1 - e^eps c/(a+1)) = P[1 <= C <= c*] - e^eps/(a+1) E[C; C <= c*],
   with E[C; C <= c*] = M q P[Bin(M-1, q) <= c*-1]; work O(#a) per eps.
 
-* A_w beyond ``BLOCK_ABOVE`` (b, u) cells (n >~ 5e5 at gamma = 0.5, k = 4): blocks of b
+* A_w beyond ``BLOCK_ABOVE`` (b, u) cells (n >~ 5e5 at gamma = 0.5, k = 4; eps searches beyond
+  ``EPS_BLOCK_ABOVE``, n >~ 3e3): blocks of b
   (:func:`weak_delta_blocked`).  Given b, the pair (P_b, Q_b) of (u, w) gains one independent
   uniform report from b to b + 1, a post-processing, so delta_b(eps) is non-increasing in b and
   each block's delta lies between the values at its two ends; blocks are halved until the bracket
   is ``BLOCK_RTOL`` (1e-3) wide on delta, or, in an eps search, until each end is on one side of
   the target.  Work O(#u) per evaluated b: eps(1e-8) at gamma = 0.5, k = 4 in 0.7 s at n = 1e6
-  (the full stream: 75 s), 2.2 s at 1e7 (more than 10 min), 8 s at 1e8.
+  (the full stream: 75 s), 2.2 s at 1e7 (more than 10 min), 8 s at 1e8; eps(1e-6) at
+  gamma = 0.853, n = 1e5 in 0.24 s (5.4 s streamed, the same bracket).
 
 Certified: windows on b and u (on a) leave out P-mass <= ``tail``; the sum over the window is a
 lower end (its terms are >= 0) and lower + tail an upper end.  Floating point (CDFs and PMFs to
@@ -45,6 +47,7 @@ STREAM_TAIL = 1e-12   # P-mass left out by the windows (redone at 1e-6 delta whe
 ROUND = 1e-9          # relative floating-point margin on each end
 CHUNK = 1 << 20       # (b, u) cells per streamed chunk
 BLOCK_ABOVE = 3 * 10 ** 7   # A_w with more (b, u) cells than this is bracketed on blocks of b
+EPS_BLOCK_ABOVE = 10 ** 5   # the same for eps searches (their blocks stop once an end is decided)
 BLOCK_RTOL = 1e-3     # the blocked bracket's relative width on delta (delta queries; ~1e-9 streamed)
 
 
@@ -264,12 +267,13 @@ def delta_streamed(adversary: Adversary, n: int, gamma: float, k: int, eps: np.n
             for x, t in zip(low, tails)]
 
 
-def _blocked(adversary, n, gamma, k, tail):
-    """A_w whose streamed sum would visit more than ``BLOCK_ABOVE`` (b, u) cells: blocks of b."""
+def _blocked(adversary, n, gamma, k, tail, above=None):
+    """A_w whose streamed sum would visit more than ``above`` (default ``BLOCK_ABOVE``) (b, u)
+    cells: blocks of b."""
     if adversary != "weak" or gamma == 1.0:
         return False
     _, lo, hi = _windows(n, gamma, k, tail)
-    return int(np.sum(hi - lo + 1)) > BLOCK_ABOVE
+    return int(np.sum(hi - lo + 1)) > (BLOCK_ABOVE if above is None else above)
 
 
 def _delta_blocked(n, gamma, k, eps, tail):
@@ -325,7 +329,7 @@ def _epsilon_one(adversary, n, gamma, k, delta, rtol):
     cut = _cut(adversary, gamma, tail)
     top = _max_loss(adversary, n, gamma, k)
 
-    blocked = _blocked(adversary, n, gamma, k, tail)
+    blocked = _blocked(adversary, n, gamma, k, tail, min(BLOCK_ABOVE, EPS_BLOCK_ABOVE))
 
     def ends(es):        # (certified lower ends, certified upper ends) of delta at es, one pass
         if blocked:      # refined until each end is on one side of delta (or 1e-6 wide)
