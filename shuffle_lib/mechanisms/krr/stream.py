@@ -256,15 +256,25 @@ def delta_streamed(adversary: Adversary, n: int, gamma: float, k: int, eps: np.n
         return _delta_blocked(n, gamma, k, eps, tail)
     low = _lower(adversary, n, gamma, k, eps, tail)
     tails = np.full(eps.size, tail)
-    for _ in range(4):   # each eps on its own: 1e-6 of its lower end, or 1e-18 of its tail while that is 0
-        redo = np.flatnonzero((_cut(adversary, gamma, tails) > 1e-4 * low) & (tails > 1e-300))
-        if redo.size == 0:
-            break
-        for i in redo:
-            tails[i] = max(1e-300, 1e-6 * low[i] if low[i] > 0 else 1e-18 * tails[i])
-            low[i] = _lower(adversary, n, gamma, k, eps[i:i + 1], float(tails[i]))[0]
+
+    def again(i, t):
+        low[i] = _lower(adversary, n, gamma, k, eps[i:i + 1], t)[0]
+    _redo_tails(lambda t: _cut(adversary, gamma, t), low, tails, again)
     return [Bracket(x * (1.0 - ROUND), min(1.0, x * (1.0 + ROUND) + _cut(adversary, gamma, t)))
             for x, t in zip(low, tails)]
+
+
+def _redo_tails(cut, low, tails, again) -> None:
+    """The tail rule: where the cut ``cut(tails)`` exceeds 1e-4 of a lower end, that eps is redone
+    (``again(i, tail)`` updates ``low[i]``) with the tail at 1e-6 of its lower end, or 1e-18 of its
+    tail while that is 0; up to four times, each eps on its own."""
+    for _ in range(4):
+        redo = np.flatnonzero((cut(tails) > 1e-4 * low) & (tails > 1e-300))
+        if redo.size == 0:
+            return
+        for i in redo:
+            tails[i] = max(1e-300, 1e-6 * low[i] if low[i] > 0 else 1e-18 * tails[i])
+            again(i, float(tails[i]))
 
 
 def _blocked(adversary, n, gamma, k, tail, above=None):
@@ -284,17 +294,13 @@ def _delta_blocked(n, gamma, k, eps, tail):
     guess = weak_delta_lower(n, gamma, k, eps, tail, _stride(n, gamma, k))
     tails = np.clip(1e-6 * guess, 1e-300, tail)
     low, up = np.empty(eps.size), np.empty(eps.size)
-    for i in range(eps.size):
-        lo_i, up_i = weak_delta_blocked(n, gamma, k, eps[i:i + 1], float(tails[i]))
+
+    def again(i, t):
+        lo_i, up_i = weak_delta_blocked(n, gamma, k, eps[i:i + 1], t)
         low[i], up[i] = lo_i[0], up_i[0]
-    for _ in range(4):
-        redo = np.flatnonzero((tails > 1e-4 * low) & (tails > 1e-300))
-        if redo.size == 0:
-            break
-        for i in redo:
-            tails[i] = max(1e-300, 1e-6 * low[i] if low[i] > 0 else 1e-18 * tails[i])
-            lo_i, up_i = weak_delta_blocked(n, gamma, k, eps[i:i + 1], float(tails[i]))
-            low[i], up[i] = lo_i[0], up_i[0]
+    for i in range(eps.size):
+        again(i, float(tails[i]))
+    _redo_tails(lambda t: t, low, tails, again)     # the A_w cut is the tail itself (gamma < 1)
     return [Bracket(float(a), float(b)) for a, b in zip(low, up)]
 
 
