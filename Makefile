@@ -19,7 +19,7 @@ EXECUTE := rm -rf _build/.jupyter_cache && $(PY) tests/execute_chapters.py --job
 # --all: Sphinx does not see that the cache under a page changed, and would keep the old page
 BUILD := $(VENV)/bin/jupyter-book build . --all --config $(BOOK_CONFIG) --keep-going
 
-.PHONY: book test setup clean chromium
+.PHONY: book test setup clean chromium lab
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -70,6 +70,16 @@ test: setup chromium
 	  tail -n 60 _build/execute.log; fi; \
 	test $$executed -eq 0 -a $$book -eq 0 -a $$tests -eq 0
 	@echo "All tests passed; the book is at $(CURDIR)/_build/html/index.html"
+
+# JupyterLab on the project: a chapter (chapters/NN_slug.md) opens as a notebook on a double-click
+# (.jupyter/lab/settings/overrides.json, the project's defaults: a user's own settings still win),
+# jupyterlab-myst renders its tables, equations, cross-references and theorem boxes, and saving it
+# keeps its header (jupytext.toml).  LAB_ARGS=... passes options, e.g. LAB_ARGS="--port 8899".
+LAB_ARGS ?=
+lab: setup
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) \
+	  --LabApp.app_settings_dir=$(CURDIR)/.jupyter/lab/settings \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 clean:
 	rm -rf _build $(VENV) _vendor/mathjax
