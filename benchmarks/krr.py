@@ -15,7 +15,7 @@ import time
 import numpy as np
 from scipy.stats import binom
 
-from shuffle_lib import krr
+from shuffle_lib.mechanisms import krr
 
 
 def _baseline(n, gamma, k):

@@ -15,7 +15,8 @@ import math
 import numpy as np
 
 from shuffle_lib import accountant as acc
-from shuffle_lib.core import fourier, grid, pld as P, registry
+from shuffle_lib.core import fourier, grid, registry
+from shuffle_lib.core import pld as P
 from shuffle_lib.core.types import PairModel
 from shuffle_lib.mechanisms import rr
 from shuffle_lib.mechanisms.clones import pairs
@@ -112,8 +113,7 @@ _add("core.binomial",
      binom_logpmf=dict(j=3, n=10, p=0.3), tail_range=dict(m=10, p=0.3, tau=1e-10),
      binom_window=dict(N=10, p=0.3, tail=1e-10))
 _add("core.calibrate",
-     search=dict(meets=lambda x: x > 2.0, lo=1.0, hi=4.0, direction="up", integer=False, rtol=1e-3, name="x"),
-     calibrate=dict(meets=lambda x: x < 2.0, param="eps0", lo=0.5, hi=4.0, rtol=1e-3))
+     search=dict(meets=lambda x: x > 2.0, lo=1.0, hi=4.0, direction="up", integer=False, rtol=1e-3, name="x"))
 _add("core.evaluate",
      tail_cut=dict(model=MODEL), delta_brackets=dict(model=MODEL, eps=[0.5], compositions=1),
      epsilon_brackets=dict(model=MODEL, delta=[1e-3], compositions=1),
@@ -140,7 +140,6 @@ _add("core.grid",
 _add("core.pld",
      check_components=dict(components=[(PLD_, 2)], name="components"),
      pld_from_pmfs=dict(p=[0.75, 0.25], q=[0.25, 0.75]),
-     pld_from_pmfs_lower=dict(p=[0.75, 0.25], q=[0.25, 0.75]),
      pld_from_losses=dict(losses=[0.5, -0.5], probs=[0.6, 0.4], inf_mass=0.0),
      hockey_stick=dict(pld=PLD_, eps=0.5), tail_probability=dict(pld=PLD_, eps=0.5),
      epsilon_for_delta=dict(pld=PLD_, delta=1e-3),
@@ -370,7 +369,6 @@ ROLES: dict[str, dict[str, str | None]] = {
     "shuffle_lib.core.renyi.log_divergence": {"lam": "order", "logp": "array", "logq": "array"},
     "shuffle_lib.core.tradeoff.renyi_from_tradeoff": {"lam": "order", "da": "array", "db": "array"},
     "shuffle_lib.core.calibrate.search": {"lo": "real", "hi": "real", "direction": "choice", "name": None},
-    "shuffle_lib.core.calibrate.calibrate": {"lo": "real", "hi": "real", "param": "choice"},
     "shuffle_lib.analyses.sgd.eps0_for_budget": {"lo": "pos", "hi": "pos"},
     # vectorised over s and r (arrays of integers are valid); z = 0 (x0) is documented valid
     "shuffle_lib.mechanisms.histogram.log_mu": {"s": "ints0", "r": "ints0"},
@@ -422,9 +420,6 @@ ROLES: dict[str, dict[str, str | None]] = {
 # ---- not swept --------------------------------------------------------------------------------
 
 NOT_SWEPT = {
-    **{f"shuffle_lib._aliases.{f}": "import machinery (module aliases), not a numerical API"
-       for f in ("gather", "AliasFinder.find_spec", "AliasFinder.create_module", "AliasFinder.exec_module",
-                 "install")},
     **{f"shuffle_lib.cli.{f}": "command-line entry points: swept option by option by the CLI's own bad-input "
        "test (issue 17 item 5)" for f in ("build", "run", "run_calibrate", "run_rdp", "main")},
     "shuffle_lib.core.registry.register": "mutates the global registry (registering a bad mechanism would leak "

@@ -2,8 +2,7 @@
 
 :func:`search` knows no parameter name: the caller gives the range, the direction in which the
 mechanism gets more private and whether the parameter is an integer (the command line takes them
-from the registry's declarations).  :func:`calibrate` and ``PARAMETERS`` are the older interface
-by parameter name, kept for the analyses and old callers.
+from the registry's declarations).
 
 "Meets" is judged by the certified *upper* bound on delta, so the value returned is safe:
 the tight delta at that value is at most the target.  The search assumes the upper bound
@@ -21,15 +20,6 @@ import math
 from collections.abc import Callable
 
 from shuffle_lib.core import validate as v
-
-# parameter -> (kind, lowest, highest, direction in which the mechanism gets more private)
-PARAMETERS = {
-    "eps0": ("float", 1e-6, 30.0, "down"),  # 30: the smallest upper limit of the mechanisms
-    "gamma": ("float", 1e-9, 1.0, "up"),
-    "q": ("float", 1e-9, 0.5, "up"),
-    "n": ("int", 2, 10 ** 9, "up"),
-    "m": ("int", 1, 10 ** 9, "up"),
-}
 
 
 def search(meets: Callable[[float], bool], lo: float, hi: float, direction: str, integer: bool = False,
@@ -62,17 +52,6 @@ def search(meets: Callable[[float], bool], lo: float, hi: float, direction: str,
         else:
             risky = mid
     return safe
-
-
-def calibrate(meets: Callable[[float], bool], param: str, lo: float | None = None, hi: float | None = None,
-              rtol: float = 1e-4) -> float:
-    """Least private value of ``param`` (a name in ``PARAMETERS``) for which ``meets(value)`` is True;
-    :func:`search` with the range and direction of ``PARAMETERS[param]``."""
-    param = v.choice("param", param, sorted(PARAMETERS))     # the parameter solved for
-    kind, lo0, hi0, direction = PARAMETERS[param]
-    lo = lo0 if lo is None else v.real("lo", lo, lo0, hi0)
-    hi = hi0 if hi is None else v.real("hi", hi, lo, hi0)
-    return search(meets, lo, hi, direction, kind == "int", rtol, param)
 
 
 def _integer_search(meets, lo, hi, name, direction):

@@ -82,32 +82,6 @@ def pld_from_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarr
     return PLD(losses[order], p[finite][order], float(inf_mass))
 
 
-PMF_ULPS = 8   # relative error, in units of 2^-53, of a PMF entry computed by a few double operations
-
-
-def pld_from_pmfs_lower(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
-                        ulps: float = PMF_ULPS) -> PLD:
-    """A PLD dominated by that of the exact pair whose entries the doubles ``p``, ``q`` round
-    (each within ``ulps`` units of 2^-53, relative): the lower end of a from-PMF pair, so float
-    rounding of the entries never counts as privacy loss (before: ``delta rr --eps0 2^-7 --eps
-    2^-6 --compositions 2`` had a lower end 5.6e-17, exact 0).
-
-    Error analysis: an entry x-hat = x (1 + r), abs(r) <= u = ulps 2^-53, so the exact loss
-    log(P/Q) >= log(P-hat/Q-hat) - 2.0001 u; the computed loss (two logs and a difference) is within
-    2^-52 (abs(log P-hat) + abs(log Q-hat)) of log(P-hat/Q-hat).  Each loss is lowered by the sum
-    of both bounds and each P-mass (finite or at +inf) scaled by (1 - 1.0001 u) (1 - 2^-52); since
-    the hockey stick (seed 000 Thm 5, eq. 2.3) increases with every mass and loss, it is <= the
-    exact pair's.  Source: seed 000, eq. 2.2 (the PLD of a pair) with this bound.
-    """
-    pld = pld_from_pmfs(p, q)
-    u = v.real("ulps", ulps, 0.0, 2.0 ** 40) * 2.0 ** -53
-    shrink = (1.0 - 1.0001 * u) * (1.0 - 2.0 ** -52)
-    p_at = pld.probs
-    q_at = p_at * np.exp(-pld.losses)
-    err = 2.0001 * u + 2.0 ** -52 * (np.abs(np.log(p_at)) + np.abs(np.log(q_at)) + np.abs(pld.losses) + 1.0)
-    return PLD(pld.losses - err, pld.probs * shrink, pld.inf_mass * shrink)
-
-
 def pld_from_losses(losses: Sequence[float] | np.ndarray, probs: Sequence[float] | np.ndarray,
                     inf_mass: float = 0.0) -> PLD:
     """PLD given directly by its atoms (for mechanisms that build L, not P and Q).

@@ -7,7 +7,7 @@
 * :mod:`.fmt21` -- FMT21's own numerical method, as the seeds compare with it;
 * :mod:`.renyi` -- the pairs' Renyi divergence (seed 003).
 
-``shuffle_lib.clones`` is this package: the pairs' functions and the composition entry points.
+The package re-exports the pairs' functions and the composition entry points.
 """
 
 from shuffle_lib.mechanisms.clones.compose import (EXACT_MAX_ATOMS, clone_model, delta_bracket,  # noqa: F401

@@ -103,10 +103,6 @@ def krr_route(adversary: Adversary, n: int, gamma: float, k: int, compositions: 
                      info=dict(model.info, route="pld"))
 
 
-def _rounds(compositions: int, kw: dict) -> int:
-    return kw.pop("n_c", compositions)     # n_c: the seed's name, kept for old callers
-
-
 def delta_bracket(adversary: Adversary, n: int, gamma: float, k: int, eps: ArrayLike,
                   compositions: int = 1, **kw) -> list[Bracket]:
     """Certified brackets for the tight delta(eps) of ``compositions`` rounds (000 Thm 8/11, 001 Thm 2/5).
@@ -114,9 +110,8 @@ def delta_bracket(adversary: Adversary, n: int, gamma: float, k: int, eps: Array
     One per eps, through :func:`krr_route` and :func:`shuffle_lib.core.evaluate.delta_brackets`.
     Keywords (``accuracy``, ``rtol``, ...) go to :func:`shuffle_lib.core.fourier.delta_bracket`.
     """
-    k_rounds = _rounds(compositions, kw)
-    model = krr_route(adversary, n, gamma, k, k_rounds)
-    return evaluate.delta_brackets(model, np.atleast_1d(eps), k_rounds, **kw)
+    model = krr_route(adversary, n, gamma, k, compositions)
+    return evaluate.delta_brackets(model, np.atleast_1d(eps), compositions, **kw)
 
 
 def epsilon_bracket(adversary: Adversary, n: int, gamma: float, k: int, delta: ArrayLike,
@@ -125,9 +120,8 @@ def epsilon_bracket(adversary: Adversary, n: int, gamma: float, k: int, delta: A
 
     Source: seed 000 Thm 8/11, seed 001 Thm 2/5.
     """
-    k_rounds = _rounds(compositions, kw)
-    model = krr_route(adversary, n, gamma, k, k_rounds)
-    return evaluate.epsilon_brackets(model, np.atleast_1d(delta), k_rounds, **kw)
+    model = krr_route(adversary, n, gamma, k, compositions)
+    return evaluate.epsilon_brackets(model, np.atleast_1d(delta), compositions, **kw)
 
 
 def _declare(adversary: Adversary, source: str) -> Mechanism:

@@ -99,12 +99,11 @@ def fake_model(m: int, d: int, tail: float = TAIL) -> PairModel:
 
 def fake_delta_bracket(m: int, d: int, eps: ArrayLike, compositions: int = 1, **kw) -> list[Bracket]:
     """Certified brackets of the ``compositions``-fold composition (Fourier accountant on the upper
-    PLD; the lower end corrected for the tail cut).  ``n_c``: the old name of ``compositions``.
+    PLD; the lower end corrected for the tail cut).
 
     Source: seed 004 Sec. 5; seed 000 Thm 5 through the Fourier accountant.
     """
-    k = kw.pop("n_c", compositions)
-    return evaluate.delta_brackets(fake_model(m, d), eps, k, **kw)
+    return evaluate.delta_brackets(fake_model(m, d), eps, compositions, **kw)
 
 
 def m_needed(d: int, eps: float, delta: float, m_max: int = 10 ** 6) -> int | float:
