@@ -54,7 +54,8 @@ import numpy as np
 from dp_accounting import dp_event, privacy_accountant
 from dp_accounting.pld import privacy_loss_distribution as dpl
 
-from shuffle_lib.core import evaluate, fourier, registry
+from shuffle_lib import mechanisms
+from shuffle_lib.core import evaluate, fourier
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.pld import PLD
 from shuffle_lib.core.types import Bracket, DirectModel, PairModel, WorstCase
@@ -75,11 +76,11 @@ KRR = ("krr-strong", "krr-weak")   # one round streamed (a DirectModel) at large
 class ShuffledEvent(dp_event.DpEvent):
     """One round of a declared shuffle mechanism: ``ShuffledEvent("rr", eps0=1.0)``.
 
-    ``params`` holds the declared parameters, validated by ``registry.get(mechanism).checked``
+    ``params`` holds the declared parameters, validated by ``mechanisms.get(mechanism).checked``
     (defaults filled in, declaration order) as ``((name, value), ...)``; a bad or missing one is a
     ValueError naming it and its range.  ``ShuffledEvent(mechanism, params=...)`` (a mapping or
     pairs) is the form ``DpEvent.from_named_tuple`` uses.  The mechanism's seed and equation:
-    ``registry.get(mechanism).source``.
+    ``mechanisms.get(mechanism).source``.
     """
 
     mechanism: str
@@ -89,7 +90,7 @@ class ShuffledEvent(dp_event.DpEvent):
                  **kwargs: Any) -> None:
         if isinstance(mechanism, bytes):
             mechanism = mechanism.decode()
-        mech = registry.get(mechanism)
+        mech = mechanisms.get(mechanism)
         given = dict(params) if params is not None else {}
         both = set(given) & set(kwargs)
         if both:
@@ -252,7 +253,7 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
 
     def _model(self, event: ShuffledEvent, compositions: int = 1) -> Any:
         """The mechanism's build (cached for one round); with ``compositions`` for a lone event."""
-        mech = registry.get(event.mechanism)
+        mech = mechanisms.get(event.mechanism)
         extra = {}
         if "compositions" in mech.uses:
             extra["compositions"] = compositions

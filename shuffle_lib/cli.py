@@ -33,7 +33,8 @@ import sys
 import time
 from collections.abc import Sequence
 
-from shuffle_lib.core import evaluate, registry
+from shuffle_lib import mechanisms
+from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.calibrate import search
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
@@ -85,8 +86,8 @@ def _parser() -> argparse.ArgumentParser:
     for verb, doc in VERBS.items():
         vp = verbs.add_parser(verb, help=doc, description=doc)
         mechs = vp.add_subparsers(dest="mechanism", required=True, parser_class=_Parser)
-        for name in registry.names():
-            mech = registry.get(name)
+        for name in mechanisms.names():
+            mech = mechanisms.get(name)
             mp = mechs.add_parser(name, help=mech.summary, description=f"{mech.summary}. Source: {mech.source}.")
             if verb == "calibrate":
                 _add_params(mp, mech, calibrating=True)
@@ -132,7 +133,7 @@ def _check_run(a: argparse.Namespace) -> None:
 def run(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     """``delta``/``epsilon``: parse, compute, and return (args, the JSON-ready dict); ValueError on bad input."""
     a = _parser().parse_args(argv)
-    mech = registry.get(a.mechanism)
+    mech = mechanisms.get(a.mechanism)
     _check_run(a)
     t0 = time.perf_counter()
     params, model = build(mech, _values(a, mech), a.compositions, a.accuracy)
@@ -151,9 +152,9 @@ def _solve_param(argv: list[str]) -> tuple[Mechanism | None, Param | None]:
     pre.add_argument("--solve")
     known, rest = pre.parse_known_args(argv)
     name = next((x for x in rest if not x.startswith("-")), None)
-    if known.solve is None or name not in registry.names():
+    if known.solve is None or name not in mechanisms.names():
         return None, None
-    mech = registry.get(name)
+    mech = mechanisms.get(name)
     param = mech.param(known.solve.replace("-", "_"))
     if param.more_private is None:
         allowed = ", ".join(mech.privacy_settings) or "none"
@@ -178,7 +179,7 @@ def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     """``calibrate MECHANISM [fixed options] --eps E --delta D --solve PARAM``: see :mod:`shuffle_lib.core.calibrate`."""
     mech, param = _solve_param(argv)
     a = _parser().parse_args(["calibrate", *argv])
-    mech, param = mech or registry.get(a.mechanism), param or registry.get(a.mechanism).param(a.solve)
+    mech, param = mech or mechanisms.get(a.mechanism), param or mechanisms.get(a.mechanism).param(a.solve)
     if getattr(a, param.name) is not None and param.default is None:
         raise ValueError(f"--solve {param.name}: give {param.option} no value; calibrate finds it.")
     missing = [p.option for p in mech.params if p.default is None and p is not param and getattr(a, p.name) is None]
@@ -214,7 +215,7 @@ def run_rdp(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     A mechanism's own Renyi method when it declares one (``ldp-shuffle``: :func:`clone_rdp`),
     else the generic route :func:`shuffle_lib.core.evaluate.rdp_brackets` on the PLDs it builds."""
     a = _parser().parse_args(["rdp", *argv])
-    mech = registry.get(a.mechanism)
+    mech = mechanisms.get(a.mechanism)
     orders = v.reals("order", a.orders, lo=1.0, hi=LAM_MAX, lo_open=True)
     t0 = time.perf_counter()
     values = mech.checked(_values(a, mech))
@@ -249,9 +250,9 @@ def user_words(message: str, argv: Sequence[str]) -> str:
     errors named ``lam`` for ``--order``).  Only a name followed by `` must`` or ``=`` is replaced,
     so prose that happens to contain the word is left alone."""
     names = dict(RUN_OPTIONS)
-    mech = next((x for x in argv[:2] if x in registry.names()), None)
+    mech = next((x for x in argv[:2] if x in mechanisms.names()), None)
     if mech is not None:
-        names.update({p.name: p.option for p in registry.get(mech).params})
+        names.update({p.name: p.option for p in mechanisms.get(mech).params})
     for name, option in names.items():
         message = re.sub(rf"(?<![\w.\[-]){re.escape(name)}(?=\s+must\b|=)", option, message)
     return message

@@ -155,7 +155,7 @@ def test_no_module_name_of_an_earlier_version():
 
 
 def test_the_registry_is_complete_whoever_asks():
-    r = _python("from shuffle_lib.core import registry\nprint(','.join(registry.names()))")
+    r = _python("from shuffle_lib import mechanisms\nprint(','.join(mechanisms.names()))")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[0].split(",") == ["rr", "custom", "krr-strong", "krr-weak", "ldp-shuffle",
                                               "ldp-shuffle-subsampled", "histogram-krr", "bitflip", "fake-records",

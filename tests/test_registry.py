@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import shuffle_lib as sl
-from shuffle_lib import cli
+from shuffle_lib import cli, mechanisms
 from shuffle_lib.core import evaluate, registry
 from shuffle_lib.mechanisms import clones, krr
 
@@ -135,7 +135,7 @@ def test_mechanism_brackets_is_the_cli():
 
 def test_unknown_mechanism_and_parameter():
     with pytest.raises(ValueError, match="mechanism must be one of"):
-        registry.get("nosuch")
+        mechanisms.get("nosuch")
     with pytest.raises(ValueError, match="no parameter --sigma"):
         sl.mechanism("rr").param("sigma")
     with pytest.raises(ValueError, match="needs --eps0"):

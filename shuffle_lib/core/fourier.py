@@ -81,9 +81,9 @@ def composed_inf_mass(components: PLD | Sequence[tuple[PLD, int]]) -> float:
     """
     lfin = ltot = 0.0
     for p, c in check_components(components):
-        a, b = F._log_masses(p)
+        a, b = F.log_masses(p)
         lfin, ltot = lfin + c * a, ltot + c * b
-    return F._inf_mass(lfin, ltot)
+    return F.inf_mass(lfin, ltot)
 
 
 def _lam_for_eps(components, eps):
@@ -108,14 +108,14 @@ def _step_for(accuracy, K):
 
 def _width_estimate(components):
     """A Bernstein-type width (in loss units) of the composed support."""
-    ell = math.log(2.0 / F._TAU)
+    ell = math.log(2.0 / F.TAU)
     total = 0.0
     for p, count in components:
-        c = np.cumsum(p.probs)  # atoms in tails of mass <= _TAU are cut anyway: ignore them
-        i, j = int(np.searchsorted(c, F._TAU, "right")), int(np.searchsorted(c, c[-1] - F._TAU, "left"))
+        c = np.cumsum(p.probs)  # atoms in tails of mass <= TAU are cut anyway: ignore them
+        i, j = int(np.searchsorted(c, F.TAU, "right")), int(np.searchsorted(c, c[-1] - F.TAU, "left"))
         s, w = (p.losses[i:j + 1], p.probs[i:j + 1]) if i <= j < p.losses.size else (p.losses, p.probs)
-        mu = F._dot(s, w) / max(float(w.sum()), 1e-300)
-        var = F._dot((s - mu) ** 2, w) / max(float(w.sum()), 1e-300)
+        mu = F.dot(s, w) / max(float(w.sum()), 1e-300)
+        var = F.dot((s - mu) ** 2, w) / max(float(w.sum()), 1e-300)
         b = float(np.max(np.abs(s - mu), initial=0.0))
         t = b * ell / 3 + math.sqrt((b * ell / 3) ** 2 + 2 * count * var * ell)
         span = float(s[-1] - s[0]) if s.size else 0.0
@@ -160,7 +160,7 @@ def _fine_step(components, accuracy):
     'mean' mode (grid point 1b)."""
     K = sum(c for _, c in components)
     h = _step_for(accuracy, K)
-    return h if K <= F.UPDOWN_MAX_K else h * 0.98 * F._rounding_gain(components, h)
+    return h if K <= F.UPDOWN_MAX_K else h * 0.98 * F.rounding_gain(components, h)
 
 
 def _ladder(cg, delta=None):
@@ -299,7 +299,7 @@ def _exact_eps(pld, delta):
     e = epsilon_for_delta(pld, delta)
     if not math.isfinite(e) or e == 0.0:
         return Bracket(e, e)
-    eta, m, top = loss_slack(pld), F._REL_MARGIN, float(pld.losses[-1])
+    eta, m, top = loss_slack(pld), F.REL_MARGIN, float(pld.losses[-1])
     pad = 1e-12 * max(1.0, e)
     up = e + pad
     while up - eta <= top and hockey_stick(pld, up - eta) * (1 + m) > delta:
@@ -368,7 +368,7 @@ def _near_top_delta(components, eps):
 
     Source: seed 000 Thm 5 (delta = E_P[(1 - e^(eps - L))^+]), bounded atom by atom.
     """
-    m, ulp = F._REL_MARGIN, 2.0 ** -52
+    m, ulp = F.REL_MARGIN, 2.0 ** -52
     slack = math.fsum(c * loss_slack(p) for p, c in components)
     if any(p.losses.size == 0 for p, _ in components):
         return [1.0 for _ in eps]
@@ -428,7 +428,7 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
     pq, qp = check_components(plds_pq), check_components(plds_qp)
     low_pq, low_qp = (None, None) if lower is None else (check_components(lower[0]), check_components(lower[1]))
     if _single(pq) is not None and _single(qp) is not None:
-        m = F._REL_MARGIN
+        m = F.REL_MARGIN
         plds = [pq[0][0]] if pq[0][0] is qp[0][0] else [pq[0][0], qp[0][0]]   # symmetric: evaluate once
         eta = max(loss_slack(p) for p in plds)
         return [Bracket(max(0.0, max(hockey_stick(p, e + eta) for p in plds) * (1 - m)),
@@ -437,7 +437,7 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
         return [Bracket(1.0, 1.0) for _ in eps]
     inf_mass = max(composed_inf_mass(pq), composed_inf_mass(qp))
     if inf_mass >= 1.0 - 1e-12:           # delta(inf) <= delta(eps) <= 1 already pins every eps
-        return [Bracket(inf_mass * (1 - F._REL_MARGIN), 1.0) for _ in eps]
+        return [Bracket(inf_mass * (1 - F.REL_MARGIN), 1.0) for _ in eps]
     K = sum(c for _, c in pq)
     rtol = (0.01 if K <= 100 else 0.05) if rtol is None else v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
     e0 = float(min(eps))

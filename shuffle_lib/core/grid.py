@@ -43,9 +43,9 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    with lam near the Chernoff-optimal value for the eps of interest the FFT's
    round-off, which is relative to the largest stored value, becomes relative
    to delta itself instead of to 1: this is what makes delta ~ 1e-10 certifiable.
-3. **Window.**  After each convolution, the top tail holding at most ``_TAU``
+3. **Window.**  After each convolution, the top tail holding at most ``TAU``
    of (untilted) mass is sent to +inf for the upper bound and dropped for the
-   lower bound.  The bottom tail holding at most ``_TAU`` of the *tilted* mass
+   lower bound.  The bottom tail holding at most ``TAU`` of the *tilted* mass
    is dropped; by Chernoff, mass m at s contributes to the final delta(x) at
    most m e^{lam (s - x)} E[e^{lam R}] (R the rest of the sum), which is its
    tilted mass carried through the remaining convolutions exactly like an
@@ -70,7 +70,7 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    passes a relative error eta of its argument on as at most eta (abs(x) e^x / (1 - e^x) <= 1
    for x < 0); e^{ltot} adds u + abs(ltot) u.  In all, the relative error is below
    (2 log2 K + #components + 6) u, under 1e-13 for K <= 1e7 and far inside
-   ``_REL_MARGIN``.  The trimmed tops compose by a union bound, top_a T_b + top_b T_a,
+   ``REL_MARGIN``.  The trimmed tops compose by a union bound, top_a T_b + top_b T_a,
    rounded up by 4u: an over-estimate, used by the upper end only.  No probability is
    ever subtracted from another.
 
@@ -115,10 +115,10 @@ from shuffle_lib.core.pld import PLD, check_components
 
 _U = 2.0 ** -53
 _FFT_C = 10.0             # constant of the FFT round-off bound (see module docstring)
-_TAU = 1e-16              # mass trimmed per tail per step
+TAU = 1e-16              # mass trimmed per tail per step
 _WIN_TAIL = 1e-18            # tilted mass allowed beyond each end of the one-FFT window (point 6)
 _SNAP = 16 * _U           # relative distance below which a loss counts as on the grid
-_REL_MARGIN = 1e-12       # covers the remaining double rounding (inf-mass products, sums)
+REL_MARGIN = 1e-12       # covers the remaining double rounding (inf-mass products, sums)
 UPDOWN_MAX_K = 32         # up/down rounding for K <= this, mean-preserving above
 MEMORY_LIMIT = float(os.environ.get("SHUFFLE_LIB_MEMORY_LIMIT", 4e9))
 """Bytes a composition may allocate (default 4 GB; the environment variable SHUFFLE_LIB_MEMORY_LIMIT
@@ -157,24 +157,25 @@ class _Grid:
     @property
     def inf(self) -> float:
         """Mass at +inf, T - F = T (1 - e^{lfin}), without cancellation (point 5)."""
-        return _inf_mass(self.lfin, self.ltot)
+        return inf_mass(self.lfin, self.ltot)
 
 
-def _dot(a, b):
+def dot(a: np.ndarray, b: np.ndarray) -> float:
     """sum(a * b) without BLAS: OpenBLAS's threaded dot spins its threads on a shared machine
     (profiled: 2-3x the CPU time of a composition); pairwise summation, error <= log2(n) u."""
     return float(np.sum(a * b))
 
 
 def _l2(a):
-    return math.sqrt(_dot(a, a))
+    return math.sqrt(dot(a, a))
 
 
-def _inf_mass(lfin, ltot):
+def inf_mass(lfin: float, ltot: float) -> float:
+    """The mass at +inf, T (1 - exp(lfin)), from the logs :func:`log_masses` returns (point 5)."""
     return math.exp(ltot) * -math.expm1(lfin) if lfin < 0 else 0.0
 
 
-def _log_masses(pld):
+def log_masses(pld: PLD) -> tuple[float, float]:
     """(lfin, ltot) of one PLD: log1p(-inf/T) and log T, T - 1 summed exactly (fsum) when inf > 0."""
     a = pld.inf_mass
     if a <= 0.0:
@@ -224,10 +225,10 @@ def _trim(g, h, lam, tau_top, noise=0.0):
     """
     w = g.w
     c_low = np.cumsum(w)
-    # bottom: tilted mass up to _TAU of the total, or up to a tenth of this step's FFT round-off
+    # bottom: tilted mass up to TAU of the total, or up to a tenth of this step's FFT round-off
     # bound (below that the stored values are round-off noise, and keeping them would let
     # the window grow with every convolution)
-    i = min(int(np.searchsorted(c_low, max(_TAU * c_low[-1], 0.1 * noise), side="right")), w.size - 1)
+    i = min(int(np.searchsorted(c_low, max(TAU * c_low[-1], 0.1 * noise), side="right")), w.size - 1)
     dropped = float(c_low[i - 1]) if i > 0 else 0.0
     c_top, n_top, block = np.zeros(0), 0, 1 << 14
     while True:  # untilted top-tail masses, read from the top in growing blocks
@@ -254,7 +255,7 @@ def _trim(g, h, lam, tau_top, noise=0.0):
 
 
 def discretise(pld: PLD, h: float, rounding: Literal["up", "above", "down", "mean"], lam: float = 0.0,
-               tau_top: float = _TAU) -> _Grid:
+               tau_top: float = TAU) -> _Grid:
     """Put one PLD on the grid of step h, rounding 'up', 'down', 'mean' or 'above' (floor + 1), tilted by lam.
 
     Source: seed 000 Sec. 2.2 (the FFT accountant's grid); module docstring, points 1-3.
@@ -289,7 +290,7 @@ def discretise(pld: PLD, h: float, rounding: Literal["up", "above", "down", "mea
     for a, b in zip(idx, wts):
         mass += np.bincount((a - lo).astype(np.int64), weights=b, minlength=mass.size)
     w, logscale = _tilt(mass, lo, h, lam)
-    return _trim(_Grid(w, lo, logscale, *_log_masses(pld), top, 0.0), h, lam, tau_top)
+    return _trim(_Grid(w, lo, logscale, *log_masses(pld), top, 0.0), h, lam, tau_top)
 
 
 def _convolve(a, b, h, lam, tau_top):
@@ -348,9 +349,9 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
                 + max(0.0, -math.log(float(np.min(p.probs[p.probs > 0], initial=1.0)))) for p, _ in components)
     eps_slack = K * (64 * _U * max(max_abs, h) + 128 * _U * max(1.0, scale))
 
-    tau_top = _TAU / K  # later cuts: their mass is counted again by every later round
-    # (the first cut, of each input PLD's top atoms, keeps _TAU: callers rely on a top tail
-    # of mass <= _TAU going to +inf for the upper bound and being dropped for the lower)
+    tau_top = TAU / K  # later cuts: their mass is counted again by every later round
+    # (the first cut, of each input PLD's top atoms, keeps TAU: callers rely on a top tail
+    # of mass <= TAU going to +inf for the upper bound and being dropped for the lower)
 
     span = sum(float(p.losses[-1] - p.losses[0]) if p.losses.size else 0.0 for p, _ in components)
     check_memory(int(span / h) + 2, f"one round's grid of step h={h:.3g}")
@@ -427,7 +428,7 @@ def _log_mgf_rounding(fracs, a):
     return total * (1 + 1e-9) + 1e-15 * sum(c for c, *_ in fracs)
 
 
-def _rounding_gain(components: Sequence[tuple[PLD, int]], h: float) -> float:
+def rounding_gain(components: Sequence[tuple[PLD, int]], h: float) -> float:
     """Hoeffding's t over the rounding-MGF t (point 1b) at c = 1e-15 on the grid of step h: >= 1, the
     factor by which 'mean' mode's step can grow for the same eps shift.
 
@@ -495,9 +496,9 @@ def _power_compose(gs, h, lam, max_points):
         tot = float(np.sum(g.w))
         norm.append((g.w / tot, g.offset, g.logscale + math.log(tot), g.err / tot, c))
     # the composed tilted law's centre and spread (grid units), to place the window
-    means = [_dot(b, np.arange(b.size)) for b, *_ in norm]
+    means = [dot(b, np.arange(b.size)) for b, *_ in norm]
     mu = sum(c * (o + m) for (b, o, _, _, c), m in zip(norm, means))
-    var = sum(c * _dot(b, (np.arange(b.size) - m) ** 2) for (b, o, _, _, c), m in zip(norm, means))
+    var = sum(c * dot(b, (np.arange(b.size) - m) ** 2) for (b, o, _, _, c), m in zip(norm, means))
     lo_all = sum(c * o for b, o, _, _, c in norm)
     hi_all = sum(c * (o + b.size - 1) for b, o, _, _, c in norm)
     sd = math.sqrt(max(var, 1.0))
@@ -512,7 +513,7 @@ def _power_compose(gs, h, lam, max_points):
         b_lo = 0.0 if a <= lo_all else math.exp(_log_chernoff(blocks, a * h, False))
         b_hi = 0.0 if e >= hi_all else math.exp(_log_chernoff(blocks, (e + 1) * h, True))
         u_hi = 0.0 if e >= hi_all else math.exp(min(ls_sum + _log_chernoff(blocks, (e + 1) * h, True, -lam), 0.0))
-        ok = (b_lo <= _WIN_TAIL and b_hi <= _WIN_TAIL and u_hi <= _TAU * 1e-2) or (a <= lo_all and e >= hi_all)
+        ok = (b_lo <= _WIN_TAIL and b_hi <= _WIN_TAIL and u_hi <= TAU * 1e-2) or (a <= lo_all and e >= hi_all)
         return ok, (a, e, b_lo, b_hi, u_hi)
 
     # the narrowest window (z to within 3 %) whose Chernoff bounds pass: the FFT's length is its cost
@@ -555,7 +556,7 @@ def _power_compose(gs, h, lam, max_points):
     lt = sum(c * g.ltot for g, c in gs)
     top = sum(c * g.top for g, c in gs) * math.exp(max(lt, 0.0)) * (1 + 4 * _U) + u_hi
     g = _Grid(out / m, a, ls_sum + math.log(m), sum(c * g.lfin for g, c in gs), lt, min(top, 1.0), err / m)
-    return _trim(g, h, lam, _TAU / k_tot, fft_err / m)
+    return _trim(g, h, lam, TAU / k_tot, fft_err / m)
 
 
 def _cpow(z, k):
@@ -641,7 +642,7 @@ def delta_upper(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
     g = cg.up
     val, fl, ec = _read(cg, "up", eps - _shift(cg, c), fast)
     extra = 0.0 if cg.mode == "updown" else c
-    return min(1.0, (val + fl + g.inf + g.top + ec + extra) * (1 + _REL_MARGIN))
+    return min(1.0, (val + fl + g.inf + g.top + ec + extra) * (1 + REL_MARGIN))
 
 
 def delta_lower(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) -> float:
@@ -655,7 +656,7 @@ def delta_lower(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
     g = cg.low
     val, fl, ec = _read(cg, "low", eps + _shift(cg, c), fast)
     extra = 0.0 if cg.mode == "updown" else c
-    return max(0.0, (val - fl + g.inf - ec - extra) * (1 - _REL_MARGIN))
+    return max(0.0, (val - fl + g.inf - ec - extra) * (1 - REL_MARGIN))
 
 
 def top_loss(cg: Composed) -> float:
