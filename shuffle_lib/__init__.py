@@ -2,10 +2,11 @@
 
 Layers (imports go downward only; ``tests/test_layers.py`` checks it):
 
-* :mod:`shuffle_lib.core` -- knows no mechanism: value types (:class:`~shuffle_lib.core.types.Bracket`, the models a build
-  returns), validation, binomial helpers, PLDs and the exact hockey-stick divergence, the
-  grid/Fourier accountant, extreme-target bounds, Renyi and trade-off tools, a generic calibration
-  search, the mechanism registry and the one evaluation path from a model to brackets.
+* :mod:`shuffle_lib.core` -- knows no mechanism: value types
+  (:class:`~shuffle_lib.core.types.Bracket`, the models a build returns), validation, binomial
+  helpers, PLDs and the exact hockey-stick divergence, the grid/Fourier accountant, extreme-target
+  bounds, Renyi and trade-off tools, a generic calibration search, the mechanism registry and the
+  one evaluation path from a model to brackets.
 * :mod:`shuffle_lib.bounds` -- closed-form bounds from the literature, each once.
 * :mod:`shuffle_lib.mechanisms` -- each family declared once in the registry: ``rr``, ``custom``,
   k-RR (``krr-strong``, ``krr-weak``), the clones pairs (``ldp-shuffle``,
@@ -30,22 +31,40 @@ _SUBMODULES = ("core", "bounds", "mechanisms", "analyses", "cli", "interop", "de
 
 _FLAT = {
     **dict.fromkeys(("compose", "delta_bracket", "epsilon_bracket"), "shuffle_lib.core.fourier"),
-    **dict.fromkeys(("PLD", "delta_exact", "epsilon_exact", "epsilon_for_delta", "hockey_stick", "pld_from_losses",
-                     "pld_from_pmfs", "product_pmfs", "tail_probability"), "shuffle_lib.core.pld"),
-    **dict.fromkeys(("ArrayLike", "Bracket", "DirectModel", "PairModel", "WorstCase"), "shuffle_lib.core.types"),
+    **dict.fromkeys(
+        (
+            "PLD",
+            "delta_exact",
+            "epsilon_exact",
+            "epsilon_for_delta",
+            "hockey_stick",
+            "pld_from_losses",
+            "pld_from_pmfs",
+            "product_pmfs",
+            "tail_probability",
+        ),
+        "shuffle_lib.core.pld",
+    ),
+    **dict.fromkeys(
+        ("ArrayLike", "Bracket", "DirectModel", "PairModel", "WorstCase"), "shuffle_lib.core.types"
+    ),
     **dict.fromkeys(("rr_composed_pld", "rr_delta_exact", "rr_pmfs"), "shuffle_lib.mechanisms.rr"),
     **dict.fromkeys(("mechanism", "mechanism_names", "mechanism_brackets"), "shuffle_lib.declared"),
 }
 """The flat API: name -> the module defining it (imported when the name is first asked for)."""
 
-_OPTIONAL = {"ShuffleAccountant": "shuffle_lib.accountant", "ShuffledEvent": "shuffle_lib.accountant"}
+_OPTIONAL = {
+    "ShuffleAccountant": "shuffle_lib.accountant",
+    "ShuffledEvent": "shuffle_lib.accountant",
+}
 """Names that need the optional package dp-accounting."""
 
 
 def __getattr__(name: str) -> object:
     """A submodule or a name of the flat API, imported on first use."""
     if name in _SUBMODULES:
-        return _importlib.import_module(f"{__name__}.{name}")      # sets the attribute: no second call
+        # sets the attribute: no second call
+        return _importlib.import_module(f"{__name__}.{name}")
     if name in _FLAT:
         value = globals()[name] = getattr(_importlib.import_module(_FLAT[name]), name)
         return value
@@ -68,8 +87,26 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "PLD", "Bracket", "PairModel", "WorstCase", "DirectModel", "compose", "delta_bracket", "epsilon_bracket",
-    "delta_exact", "epsilon_exact", "epsilon_for_delta", "hockey_stick", "pld_from_losses", "pld_from_pmfs",
-    "product_pmfs", "tail_probability", "rr_composed_pld", "rr_delta_exact", "rr_pmfs", "mechanism",
-    "mechanism_names", "mechanism_brackets",
+    "PLD",
+    "Bracket",
+    "PairModel",
+    "WorstCase",
+    "DirectModel",
+    "compose",
+    "delta_bracket",
+    "epsilon_bracket",
+    "delta_exact",
+    "epsilon_exact",
+    "epsilon_for_delta",
+    "hockey_stick",
+    "pld_from_losses",
+    "pld_from_pmfs",
+    "product_pmfs",
+    "tail_probability",
+    "rr_composed_pld",
+    "rr_delta_exact",
+    "rr_pmfs",
+    "mechanism",
+    "mechanism_names",
+    "mechanism_brackets",
 ]

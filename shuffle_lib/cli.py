@@ -63,8 +63,15 @@ def _add_params(mp: argparse.ArgumentParser, mech: Mechanism, calibrating: bool 
         kind = p.parse or (p.kind if p.kind in (int, float) else str)
         required = p.default is None and not (calibrating and p.more_private is not None)
         extra = {"choices": p.choices} if p.choices else {}
-        mp.add_argument(p.option, dest=p.name, type=kind, required=required, default=p.default,
-                        help=p.help + ("" if p.default is None else f" (default {p.default})"), **extra)
+        mp.add_argument(
+            p.option,
+            dest=p.name,
+            type=kind,
+            required=required,
+            default=p.default,
+            help=p.help + ("" if p.default is None else f" (default {p.default})"),
+            **extra,
+        )
 
 
 def _run_options(mp: argparse.ArgumentParser) -> None:
@@ -88,12 +95,18 @@ def _parser() -> argparse.ArgumentParser:
         mechs = vp.add_subparsers(dest="mechanism", required=True, parser_class=_Parser)
         for name in mechanisms.names():
             mech = mechanisms.get(name)
-            mp = mechs.add_parser(name, help=mech.summary, description=f"{mech.summary}. Source: {mech.source}.")
+            mp = mechs.add_parser(
+                name, help=mech.summary, description=f"{mech.summary}. Source: {mech.source}."
+            )
             if verb == "calibrate":
                 _add_params(mp, mech, calibrating=True)
                 mp.add_argument("--eps", type=float, required=True)
                 mp.add_argument("--delta", type=float, required=True)
-                mp.add_argument("--solve", required=True, help="one of: " + ", ".join(mech.privacy_settings or ("none",)))
+                mp.add_argument(
+                    "--solve",
+                    required=True,
+                    help="one of: " + ", ".join(mech.privacy_settings or ("none",)),
+                )
                 _run_options(mp)
             elif verb == "rdp":
                 _add_params(mp, mech)
@@ -131,7 +144,8 @@ def _check_run(a: argparse.Namespace) -> None:
 
 
 def run(argv: list[str]) -> tuple[argparse.Namespace, dict]:
-    """``delta``/``epsilon``: parse, compute, and return (args, the JSON-ready dict); ValueError on bad input."""
+    """``delta``/``epsilon``: parse, compute, and return (args, the JSON-ready dict); ValueError on
+    bad input."""
     a = _parser().parse_args(argv)
     mech = mechanisms.get(a.mechanism)
     _check_run(a)
@@ -139,10 +153,19 @@ def run(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     params, model = build(mech, _values(a, mech), a.compositions, a.accuracy)
     br = evaluate.brackets(model, a.verb, a.targets, a.compositions, accuracy=a.accuracy)
     if a.verb == "delta":
-        res = [{"eps": e, "delta_lower": b.lower, "delta_upper": b.upper} for e, b in zip(a.targets, br)]
+        res = [
+            {"eps": e, "delta_lower": b.lower, "delta_upper": b.upper}
+            for e, b in zip(a.targets, br)
+        ]
     else:
-        res = [{"delta": d, "eps_lower": evaluate.finite_or_none(b.lower), "eps_upper": evaluate.finite_or_none(b.upper)}
-               for d, b in zip(a.targets, br)]
+        res = [
+            {
+                "delta": d,
+                "eps_lower": evaluate.finite_or_none(b.lower),
+                "eps_upper": evaluate.finite_or_none(b.upper),
+            }
+            for d, b in zip(a.targets, br)
+        ]
     return a, {"mechanism": a.mechanism, "params": params, "compositions": a.compositions,
                "results": res, "seconds": time.perf_counter() - t0}
 
@@ -158,13 +181,17 @@ def _solve_param(argv: list[str]) -> tuple[Mechanism | None, Param | None]:
     param = mech.param(known.solve.replace("-", "_"))
     if param.more_private is None:
         allowed = ", ".join(mech.privacy_settings) or "none"
-        raise ValueError(f"--solve {known.solve}: {param.option} of {name} is not a privacy setting "
-                         f"(calibrate solves for one of: {allowed}).")
+        raise ValueError(
+            f"--solve {known.solve}: {param.option} of {name} is not a privacy setting "
+            f"(calibrate solves for one of: {allowed})."
+        )
     return mech, param
 
 
 def _search_range(mech: Mechanism, param: Param, fixed: dict) -> tuple[float, float]:
-    narrowed = mech.calibration_range(param.name, fixed) if mech.calibration_range is not None else None
+    narrowed = (
+        mech.calibration_range(param.name, fixed) if mech.calibration_range is not None else None
+    )
     if narrowed is not None:
         return narrowed
     lo, hi = param.lo, param.hi
@@ -176,13 +203,21 @@ def _search_range(mech: Mechanism, param: Param, fixed: dict) -> tuple[float, fl
 
 
 def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
-    """``calibrate MECHANISM [fixed options] --eps E --delta D --solve PARAM``: see :mod:`shuffle_lib.core.calibrate`."""
+    """``calibrate MECHANISM [fixed options] --eps E --delta D --solve PARAM``: see
+    :mod:`shuffle_lib.core.calibrate`."""
     mech, param = _solve_param(argv)
     a = _parser().parse_args(["calibrate", *argv])
-    mech, param = mech or mechanisms.get(a.mechanism), param or mechanisms.get(a.mechanism).param(a.solve)
+    mech, param = (
+        mech or mechanisms.get(a.mechanism),
+        param or mechanisms.get(a.mechanism).param(a.solve),
+    )
     if getattr(a, param.name) is not None and param.default is None:
         raise ValueError(f"--solve {param.name}: give {param.option} no value; calibrate finds it.")
-    missing = [p.option for p in mech.params if p.default is None and p is not param and getattr(a, p.name) is None]
+    missing = [
+        p.option
+        for p in mech.params
+        if p.default is None and p is not param and getattr(a, p.name) is None
+    ]
     if missing:
         raise ValueError(f"calibrate {mech.name} needs {', '.join(missing)}.")
     eps = v.real("eps", a.eps, 0.0)
@@ -199,8 +234,14 @@ def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
         return br.upper
 
     lo, hi = _search_range(mech, param, fixed)
-    value = search(lambda x: upper(int(x) if param.kind is int else x) <= delta, lo, hi, param.more_private,
-                   param.kind is int, name=param.name)
+    value = search(
+        lambda x: upper(int(x) if param.kind is int else x) <= delta,
+        lo,
+        hi,
+        param.more_private,
+        param.kind is int,
+        name=param.name,
+    )
     value = int(value) if param.kind is int else value
     if value not in last:
         upper(value)
@@ -210,7 +251,8 @@ def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
 
 
 def run_rdp(argv: list[str]) -> tuple[argparse.Namespace, dict]:
-    """``rdp MECHANISM [options] --order A [A ...]``: max over both directions of D_A(P||Q), D_A(Q||P).
+    """``rdp MECHANISM [options] --order A [A ...]``: max over both directions of D_A(P||Q),
+    D_A(Q||P).
 
     A mechanism's own Renyi method when it declares one (``ldp-shuffle``: :func:`clone_rdp`),
     else the generic route :func:`shuffle_lib.core.evaluate.rdp_brackets` on the PLDs it builds."""
@@ -226,7 +268,12 @@ def run_rdp(argv: list[str]) -> tuple[argparse.Namespace, dict]:
         brs = evaluate.rdp_brackets(model, orders)
     out = [{"order": float(o), "rdp_lower": evaluate.finite_or_none(b.lower),
             "rdp_upper": evaluate.finite_or_none(b.upper)} for o, b in zip(orders, brs)]
-    return a, {"mechanism": a.mechanism, "params": params, "results": out, "seconds": time.perf_counter() - t0}
+    return a, {
+        "mechanism": a.mechanism,
+        "params": params,
+        "results": out,
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 def _table(out: dict) -> str:
@@ -234,13 +281,22 @@ def _table(out: dict) -> str:
     lines = [f"{out['mechanism']} {out['params']}  compositions={out['compositions']}",
              "  ".join(f"{c:>14}" for c in cols)]
     for r in out["results"]:
-        lines.append("  ".join(f"{'inf' if r[c] is None else format(r[c], '.8g'):>14}" for c in cols))
+        lines.append(
+            "  ".join(f"{'inf' if r[c] is None else format(r[c], '.8g'):>14}" for c in cols)
+        )
     lines.append(f"({out['seconds']:.2f} s)")
     return "\n".join(lines)
 
 
-RUN_OPTIONS = {"compositions": "--compositions", "accuracy": "--accuracy", "eps": "--eps", "delta": "--delta",
-               "order": "--order", "lam": "--order", "solve": "--solve"}
+RUN_OPTIONS = {
+    "compositions": "--compositions",
+    "accuracy": "--accuracy",
+    "eps": "--eps",
+    "delta": "--delta",
+    "order": "--order",
+    "lam": "--order",
+    "solve": "--solve",
+}
 """The library's argument names the command line spells differently (``lam`` is ``--order``)."""
 
 
@@ -259,7 +315,8 @@ def user_words(message: str, argv: Sequence[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m shuffle_lib``: print the result, return the exit code (2 on bad input)."""
+    """Entry point of ``python -m shuffle_lib``: print the result, return the exit code (2 on bad
+    input)."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         if argv[:1] == ["rdp"]:
@@ -268,13 +325,19 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if argv[:1] == ["calibrate"]:
             a, out = run_calibrate(argv[1:])
-            print(json.dumps(out) if a.json else
-                  f"{out['mechanism']} {out['params']}\n{out['solve']} = {out['value']:.8g}  "
-                  f"(delta_upper = {out['achieved']['delta_upper']:.4g} at eps = {out['achieved']['eps']:g}; "
-                  f"{out['seconds']:.2f} s)")
+            print(
+                json.dumps(out)
+                if a.json
+                else f"{out['mechanism']} {out['params']}\n{out['solve']} = {out['value']:.8g}  "
+                f"(delta_upper = {out['achieved']['delta_upper']:.4g} at eps = "
+                f"{out['achieved']['eps']:g}; "
+                f"{out['seconds']:.2f} s)"
+            )
             return 0
         a, out = run(argv)
-        bad = [r for r in out["results"] for x in r.values() if isinstance(x, float) and math.isnan(x)]
+        bad = [
+            r for r in out["results"] for x in r.values() if isinstance(x, float) and math.isnan(x)
+        ]
         if bad:
             raise ValueError(f"internal error: NaN in result {bad[0]} (please report).")
     except (ValueError, OverflowError) as e:

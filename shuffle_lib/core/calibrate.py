@@ -22,8 +22,15 @@ from collections.abc import Callable
 from shuffle_lib.core import validate as v
 
 
-def search(meets: Callable[[float], bool], lo: float, hi: float, direction: str, integer: bool = False,
-           rtol: float = 1e-4, name: str = "value") -> float:
+def search(
+    meets: Callable[[float], bool],
+    lo: float,
+    hi: float,
+    direction: str,
+    integer: bool = False,
+    rtol: float = 1e-4,
+    name: str = "value",
+) -> float:
     """Least private value in [lo, hi] for which ``meets(value)`` is True.
 
     ``meets`` must be monotone: True from some point on in ``direction`` ("up": larger values are
@@ -33,7 +40,9 @@ def search(meets: Callable[[float], bool], lo: float, hi: float, direction: str,
     private end fails.
     """
     if not callable(meets):
-        raise TypeError(f"meets must be a function of one value returning a bool, got meets={meets!r:.80}.")
+        raise TypeError(
+            f"meets must be a function of one value returning a bool, got meets={meets!r:.80}."
+        )
     direction = v.choice("direction", direction, ("up", "down"))
     lo = v.real("lo", lo)
     hi = v.real("hi", hi, lo)
@@ -42,7 +51,9 @@ def search(meets: Callable[[float], bool], lo: float, hi: float, direction: str,
         return _integer_search(meets, int(lo), int(hi), name, direction)
     safe, risky = (hi, lo) if direction == "up" else (lo, hi)
     if not meets(safe):
-        raise ValueError(f"no {name} in [{lo:g}, {hi:g}] meets the target (not even {name}={safe:g}).")
+        raise ValueError(
+            f"no {name} in [{lo:g}, {hi:g}] meets the target (not even {name}={safe:g})."
+        )
     if meets(risky):
         return risky
     while abs(safe - risky) > rtol * abs(safe):

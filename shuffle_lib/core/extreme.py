@@ -48,7 +48,9 @@ def log_mgf(components: Sequence[tuple[PLD, int]], lam: float) -> float:
 
 def _log_inf_free(components):
     """log P[no round has L = +inf] = sum c log(1 - inf_mass)."""
-    return sum(c * (math.log1p(-p.inf_mass) if p.inf_mass < 1.0 else -math.inf) for p, c in components)
+    return sum(
+        c * (math.log1p(-p.inf_mass) if p.inf_mass < 1.0 else -math.inf) for p, c in components
+    )
 
 
 def chernoff_eps(components: Sequence[tuple[PLD, int]], delta: float) -> float:
@@ -86,7 +88,9 @@ def chernoff_delta(components: Sequence[tuple[PLD, int]], eps: float) -> float:
     d_inf = -math.expm1(_log_inf_free(components))
     if d_inf == 1.0:
         return 1.0
-    if d_inf == 0.0 and eps >= math.fsum(c * float(p.losses[-1]) for p, c in components) * (1 + _REL_MARGIN):
+    if d_inf == 0.0 and eps >= math.fsum(c * float(p.losses[-1]) for p, c in components) * (
+        1 + _REL_MARGIN
+    ):
         return 0.0
     f = lambda t: log_mgf(components, math.exp(t)) - math.exp(t) * eps  # noqa: E731
     res = minimize_scalar(f, bounds=_LOG_LAM, method="bounded", options={"xatol": 1e-4})
@@ -94,11 +98,12 @@ def chernoff_delta(components: Sequence[tuple[PLD, int]], eps: float) -> float:
 
 
 def _log_top(components):
-    """(L_top, log P_top) of the all-largest-finite-loss outcome; log P_top lowered by 1e-9 relative,
-    far more than the rounding of the sums, so the bounds below stay on the safe side."""
+    """(L_top, log P_top) of the all-largest-finite-loss outcome; log P_top lowered by 1e-9
+    relative, far more than the rounding of the sums, so the bounds below stay on the safe side."""
     tops = []
     for p, _ in components:
-        nz = np.flatnonzero(p.probs > 0)      # a zero-mass atom is no outcome (it used to give log(0))
+        # a zero-mass atom is no outcome (it used to give log(0))
+        nz = np.flatnonzero(p.probs > 0)
         if nz.size == 0:
             return -math.inf, -math.inf        # no finite outcome: no lower end from the top atom
         tops.append((float(p.losses[nz[-1]]), float(p.probs[nz[-1]])))
@@ -138,5 +143,7 @@ def top_atom_deltas(components: Sequence[tuple[PLD, int]], eps: Sequence[float])
     components = check_components(components)
     eps = v.reals("eps", eps, allow_inf=True)
     top, log_p = _log_top(components)
-    return [0.0 if e >= top else max(0.0, math.exp(log_p) * -math.expm1(e - top) * (1 - _REL_MARGIN))
-            for e in eps.tolist()]
+    return [
+        0.0 if e >= top else max(0.0, math.exp(log_p) * -math.expm1(e - top) * (1 - _REL_MARGIN))
+        for e in eps.tolist()
+    ]

@@ -51,20 +51,31 @@ def check_components(components: PLD | Sequence[tuple[PLD, int]], name: str = "c
     (ValueError naming ``name``).  Seed 000 Thm 5: a composition is a list of rounds."""
     if isinstance(components, PLD):
         return [(components, 1)]
-    if isinstance(components, (str, bytes)) or not isinstance(components, Sequence) or not components:
-        raise ValueError(f"{name} must be a PLD or a non-empty list of (PLD, count) pairs, got {name}={components!r:.80}.")
+    if (
+        isinstance(components, (str, bytes))
+        or not isinstance(components, Sequence)
+        or not components
+    ):
+        raise ValueError(
+            f"{name} must be a PLD or a non-empty list of (PLD, count) pairs, got "
+            f"{name}={components!r:.80}."
+        )
     out = []
     for item in components:
         if not (isinstance(item, (tuple, list)) and len(item) == 2):
             raise ValueError(f"{name} must hold (PLD, count) pairs, got {item!r:.80} in {name}.")
         pld, count = item
         if not isinstance(pld, PLD):
-            raise ValueError(f"{name} must be PLDs with counts, got {type(pld).__name__} in {name}.")
+            raise ValueError(
+                f"{name} must be PLDs with counts, got {type(pld).__name__} in {name}."
+            )
         try:
             count = v.integer("compositions", count, lo=1, hi=10 ** 7)
         except ValueError:
-            raise ValueError(f"compositions must be an integer in [1, 1e+07] (each count in {name}), got "
-                             f"{count!r} in {name}.") from None
+            raise ValueError(
+                f"compositions must be an integer in [1, 1e+07] (each count in {name}), got "
+                f"{count!r} in {name}."
+            ) from None
         out.append((pld, count))
     return out
 
@@ -91,13 +102,19 @@ def pld_from_losses(losses: Sequence[float] | np.ndarray, probs: Sequence[float]
     try:
         losses = np.asarray(losses, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"losses must be a 1-d list of real numbers, got losses={losses!r:.80}.") from None
+        raise ValueError(
+            f"losses must be a 1-d list of real numbers, got losses={losses!r:.80}."
+        ) from None
     try:
         probs = np.asarray(probs, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"probs must be a 1-d list of probabilities, got probs={probs!r:.80}.") from None
+        raise ValueError(
+            f"probs must be a 1-d list of probabilities, got probs={probs!r:.80}."
+        ) from None
     if losses.shape != probs.shape or losses.ndim != 1:
-        raise ValueError(f"losses and probs must be 1-d of equal length, got {losses.shape} and {probs.shape}.")
+        raise ValueError(
+            f"losses and probs must be 1-d of equal length, got {losses.shape} and {probs.shape}."
+        )
     if not np.all(np.isfinite(losses)):
         raise ValueError("losses must be finite; put the mass of infinite losses in inf_mass.")
     if np.any(~np.isfinite(probs)) or np.any(probs < 0):
@@ -119,7 +136,9 @@ def hockey_stick(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> float |
     try:
         eps_arr = np.atleast_1d(np.asarray(eps, dtype=float))
     except (TypeError, ValueError):
-        raise ValueError(f"eps must be a real number or a list of reals, got eps={eps!r:.80}.") from None
+        raise ValueError(
+            f"eps must be a real number or a list of reals, got eps={eps!r:.80}."
+        ) from None
     out = np.empty(eps_arr.shape)
     for i, e in enumerate(eps_arr):
         if math.isnan(e):
@@ -137,8 +156,12 @@ def tail_probability(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> flo
     """
     v.instance("pld", pld, PLD)
     eps_arr = v.reals("eps", eps, lo=-math.inf)
-    out = np.array([pld.inf_mass + math.fsum(pld.probs[np.searchsorted(pld.losses, e, side="left"):])
-                    for e in eps_arr])
+    out = np.array(
+        [
+            pld.inf_mass + math.fsum(pld.probs[np.searchsorted(pld.losses, e, side="left") :])
+            for e in eps_arr
+        ]
+    )
     return out if np.ndim(eps) else float(out[0])
 
 
@@ -158,10 +181,11 @@ def epsilon_for_delta(pld: PLD, delta: float) -> float:
 
 
 def _hockey_stick_fast(pld: PLD, e: float) -> float:
-    """:func:`hockey_stick` at one eps with numpy's pairwise sum instead of ``math.fsum``: every term
-    is >= 0, so its relative error is below ~log2(#atoms) x 1.1e-16, far inside the 1e-12 margins
-    that certify the search's result (:func:`shuffle_lib.core.fourier.epsilon_bracket`); 10-30x
-    faster on millions of atoms (profiled: fsum passes were 96 % of a single-round search)."""
+    """:func:`hockey_stick` at one eps with numpy's pairwise sum instead of ``math.fsum``: every
+    term is >= 0, so its relative error is below ~log2(#atoms) x 1.1e-16, far inside the 1e-12
+    margins that certify the search's result (:func:`shuffle_lib.core.fourier.epsilon_bracket`);
+    10-30x faster on millions of atoms (profiled: fsum passes were 96 % of a single-round
+    search)."""
     j = np.searchsorted(pld.losses, e, side="right")
     return pld.inf_mass + float(np.sum(pld.probs[j:] * -np.expm1(e - pld.losses[j:])))
 
@@ -174,7 +198,9 @@ def delta_exact(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray
     return d
 
 
-def epsilon_exact(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray, delta: float) -> float:
+def epsilon_exact(
+    p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray, delta: float
+) -> float:
     """Tight eps(delta) of the pair (P, Q): the max of both directions' inverses.
 
     Source: seed 000 Thm 5, inverted.

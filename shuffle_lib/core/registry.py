@@ -57,7 +57,9 @@ class Param:
         """The value, validated against the declared range (ValueError naming the option)."""
         if self.choices is not None:
             if value not in self.choices:
-                raise ValueError(f"{self.option} must be one of {', '.join(self.choices)}, got {value!r}.")
+                raise ValueError(
+                    f"{self.option} must be one of {', '.join(self.choices)}, got {value!r}."
+                )
             return value
         lo = -math.inf if self.lo is None else self.lo
         hi = math.inf if self.hi is None else self.hi

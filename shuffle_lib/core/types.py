@@ -16,7 +16,8 @@ import numpy as np
 from shuffle_lib.core.pld import PLD, pld_from_pmfs
 
 ArrayLike = float | Sequence[float] | np.ndarray
-"""A real or a 1-d collection of reals: what the functions vectorised over eps (delta, lam) accept."""
+"""A real or a 1-d collection of reals: what the functions vectorised over eps (delta, lam)
+accept."""
 
 
 class Bracket(tuple):

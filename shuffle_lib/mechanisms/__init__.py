@@ -4,8 +4,9 @@ Importing this package registers every declaration, in the order the command lin
 :func:`names` and :func:`get` read the registry after that, so it is complete whoever asks.
 """
 
+# ruff: noqa: I001  (the imports register the mechanisms in the order the command line lists them)
 from shuffle_lib.core.registry import REGISTRY, Mechanism
-from shuffle_lib.mechanisms import rr, custom  # noqa: F401,I001
+from shuffle_lib.mechanisms import rr, custom  # noqa: F401
 from shuffle_lib.mechanisms import krr, clones, histogram, mixnet, gaussian_shuffle, randomizer  # noqa: F401
 
 

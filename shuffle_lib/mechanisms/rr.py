@@ -20,10 +20,10 @@ import numpy as np
 from scipy.special import logsumexp
 
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.binomial import binom_logpmf
 from shuffle_lib.core.pld import PLD, pld_from_losses
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, PairModel
-from shuffle_lib.core.binomial import binom_logpmf
 
 
 def rr_pmfs(eps0: float) -> tuple[np.ndarray, np.ndarray]:
@@ -55,7 +55,8 @@ def rr_delta_exact(eps0: float, eps: ArrayLike, k: int = 1) -> float | np.ndarra
         if not np.any(m):
             out[i] = 0.0
             continue
-        out[i] = min(1.0, math.exp(logsumexp(logp[m] + np.log(-np.expm1(e - loss[m])))))  # <= 1 up to rounding
+        # <= 1 up to rounding
+        out[i] = min(1.0, math.exp(logsumexp(logp[m] + np.log(-np.expm1(e - loss[m])))))
     return out if np.ndim(eps) else float(out[0])
 
 
@@ -76,12 +77,23 @@ def rr_model(eps0: float) -> PairModel:
     return PairModel.from_pmfs(*rr_pmfs(eps0))
 
 
-register(Mechanism(
-    name="rr",
-    summary="binary randomised response (--eps0)",
-    source="Warner (1965); the worked example of chapter 1 (seed 000 Sec. 2)",
-    params=(Param("eps0", float, "LDP parameter of randomised response, in (0, 50]", lo=0.0, hi=50.0, lo_open=True,
-                  more_private="down"),),
-    build=rr_model,
-    example={"eps0": 1.0},
-))
+register(
+    Mechanism(
+        name="rr",
+        summary="binary randomised response (--eps0)",
+        source="Warner (1965); the worked example of chapter 1 (seed 000 Sec. 2)",
+        params=(
+            Param(
+                "eps0",
+                float,
+                "LDP parameter of randomised response, in (0, 50]",
+                lo=0.0,
+                hi=50.0,
+                lo_open=True,
+                more_private="down",
+            ),
+        ),
+        build=rr_model,
+        example={"eps0": 1.0},
+    )
+)

@@ -108,7 +108,9 @@ def _ragged(lo, hi):
     counts = np.maximum(hi - lo + 1, 0)
     total = int(counts.sum())
     if total > MAX_ATOMS:
-        raise ValueError(f"n is too large: the PLD needs {total:.3g} atoms, more than MAX_ATOMS={MAX_ATOMS:.3g}.")
+        raise ValueError(
+            f"n is too large: the PLD needs {total:.3g} atoms, more than MAX_ATOMS={MAX_ATOMS:.3g}."
+        )
     block = np.repeat(np.arange(lo.size), counts)
     start = np.cumsum(counts) - counts
     return block, np.arange(total) - start[block] + lo[block]
@@ -180,10 +182,13 @@ def _strong_pld(n, gamma, k, tail):
     return _finish(losses, probs, inf_mass, cut)
 
 
-def weak_loss(u: int | np.ndarray, w: int | np.ndarray, b: int | np.ndarray, gamma: float, k: int) -> np.ndarray:
+def weak_loss(
+    u: int | np.ndarray, w: int | np.ndarray, b: int | np.ndarray, gamma: float, k: int
+) -> np.ndarray:
     """Loss of the A_w view (000 App. A): log[((1-g)u + g(b+1)/k) / ((1-g)w + g(b+1)/k)].
 
-    Vectorised over the counts u, w, b (integers in [0, 1e9]), gamma (in (0, 1]) and k (in [2, 1e6])."""
+    Vectorised over the counts u, w, b (integers in [0, 1e9]), gamma (in (0, 1]) and k (in [2,
+    1e6])."""
     if np.any(v.array("gamma", gamma, lo=0.0, hi=1.0) == 0.0):
         raise ValueError(f"gamma must lie in (0, 1], got gamma={gamma!r:.80}.")
     v.integers("k", k, 2, 10 ** 6)
@@ -258,7 +263,9 @@ def _weak_pld(n, gamma, k, tail):
             losses, probs, held = [merged[0]], [merged[1]], merged[0].size
     losses, probs = np.concatenate(losses), np.concatenate(probs)
     if losses.size > MAX_ATOMS:
-        raise ValueError(f"n={n} is too large: the weak PLD needs {losses.size:.3g} atoms (> {MAX_ATOMS:.3g}).")
+        raise ValueError(
+            f"n={n} is too large: the weak PLD needs {losses.size:.3g} atoms (> {MAX_ATOMS:.3g})."
+        )
     return _finish(losses, probs, 0.0, tail + pruned)
 
 

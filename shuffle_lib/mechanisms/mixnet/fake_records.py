@@ -7,10 +7,10 @@ Sec. 5): L = log((H + 1)/H') with (H, H') ~ Multinomial(m; 1/d, 1/d), +inf when
 H' = 0.  Swapping l and l' maps the P/Q loss to the Q/P loss, so one PLD serves
 both directions, and it does not depend on n or on the other users' values.
 
-This is the strong-adversary pair of shuffled k-RR (:func:`shuffle_lib.mechanisms.krr.base.strong_pld`)
-*conditioned on beta_n = 0*: krr's PLD is the mixture gamma * (loss 0) +
-(1 - gamma) * (this PLD) with n - 1 = m, gamma/k = 1/d, and has no parameter
-choice with gamma = 0 (its (1 - gamma) factor vanishes at gamma = 1 = k/d).
+This is the strong-adversary pair of shuffled k-RR
+(:func:`shuffle_lib.mechanisms.krr.base.strong_pld`) *conditioned on beta_n = 0*: krr's PLD is the
+mixture gamma * (loss 0) + (1 - gamma) * (this PLD) with n - 1 = m, gamma/k = 1/d, and has no
+parameter choice with gamma = 0 (its (1 - gamma) factor vanishes at gamma = 1 = k/d).
 Dividing krr's delta by 1 - gamma is right for one round but not for
 compositions, so the pair is built here; the test suite checks
 delta_strong = (1 - gamma) delta_fake for one round.
@@ -23,10 +23,9 @@ import math
 import numpy as np
 from scipy.stats import binom
 
-from shuffle_lib.core import validate as v
 from shuffle_lib.core import evaluate
-from shuffle_lib.core.binomial import tail_range
-from shuffle_lib.core.binomial import binom_window
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.binomial import binom_window, tail_range
 from shuffle_lib.core.pld import PLD, hockey_stick
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, PairModel
@@ -64,8 +63,10 @@ def fake_pld(m: int, d: int, tail: float = TAIL) -> PLD:
     c_lo = np.maximum(c_lo, 1)                      # H' = 0 is the +inf atom
     counts = np.maximum(c_hi - c_lo + 1, 0)
     if counts.sum() > MAX_ATOMS:
-        raise ValueError(f"m={m}, d={d} is too large: the PLD needs {float(counts.sum()):.1e} atoms, more than "
-                         f"MAX_ATOMS={MAX_ATOMS:.0e} (the atom count grows like m for fixed d).")
+        raise ValueError(
+            f"m={m}, d={d} is too large: the PLD needs {float(counts.sum()):.1e} atoms, more than "
+            f"MAX_ATOMS={MAX_ATOMS:.0e} (the atom count grows like m for fixed d)."
+        )
     blk = np.repeat(np.arange(hs.size), counts)
     cs = np.arange(blk.size) - (np.cumsum(counts) - counts)[blk] + c_lo[blk]
     h = hs[blk]
@@ -97,7 +98,9 @@ def fake_model(m: int, d: int, tail: float = TAIL) -> PairModel:
     return PairModel(pl, pl, tail_cut=2 * tail, info={"tail_cut": 2 * tail})
 
 
-def fake_delta_bracket(m: int, d: int, eps: ArrayLike, compositions: int = 1, **kw) -> list[Bracket]:
+def fake_delta_bracket(
+    m: int, d: int, eps: ArrayLike, compositions: int = 1, **kw
+) -> list[Bracket]:
     """Certified brackets of the ``compositions``-fold composition (Fourier accountant on the upper
     PLD; the lower end corrected for the tail cut).
 
