@@ -57,6 +57,7 @@ from dp_accounting.pld import privacy_loss_distribution as dpl
 from shuffle_lib import mechanisms
 from shuffle_lib.core import evaluate, fourier
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.pld import PLD
 from shuffle_lib.core.types import Bracket, DirectModel, PairModel, WorstCase
 from shuffle_lib.mechanisms.clones.compose import clone_plds
@@ -208,7 +209,7 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
 
     def compose(self, event: dp_event.DpEvent, count: int = 1) -> ShuffleAccountant:
         """``PrivacyAccountant.compose`` with ``count`` checked (an integer in [1, 1e7])."""
-        v.integer("count", count, lo=1, hi=10 ** 7)
+        v.integer("count", count, lo=1, hi=MAX_COMPOSITIONS)
         return super().compose(event, count)
 
     def _maybe_compose(self, event: dp_event.DpEvent, count: int,
@@ -238,7 +239,7 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
         if isinstance(event, dp_event.NoOpDpEvent):
             return None
         if isinstance(event, dp_event.SelfComposedDpEvent):
-            inner = v.integer("SelfComposedDpEvent.count", event.count, lo=0, hi=10 ** 7)
+            inner = v.integer("SelfComposedDpEvent.count", event.count, lo=0, hi=MAX_COMPOSITIONS)
             return self._flatten(event.event, inner * count, out)
         if isinstance(event, dp_event.ComposedDpEvent):
             for e in event.events:

@@ -37,6 +37,7 @@ from shuffle_lib import mechanisms
 from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.calibrate import search
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.registry import Mechanism, Param
 from shuffle_lib.core.renyi import LAM_MAX
@@ -131,7 +132,7 @@ def build(mech: Mechanism, values: dict, compositions: int = 1,
     params = mech.checked(values)
     extra = {}
     if "compositions" in mech.uses:
-        extra["compositions"] = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+        extra["compositions"] = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     if "accuracy" in mech.uses:
         extra["accuracy"] = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     model = mech.build(**params, **extra)
@@ -139,7 +140,7 @@ def build(mech: Mechanism, values: dict, compositions: int = 1,
 
 
 def _check_run(a: argparse.Namespace) -> None:
-    v.integer("compositions", a.compositions, lo=1, hi=10 ** 7)
+    v.integer("compositions", a.compositions, lo=1, hi=MAX_COMPOSITIONS)
     v.real("accuracy", a.accuracy, 0.0, 1.0, lo_open=True)
 
 

@@ -125,10 +125,9 @@ _add("core.extreme",
      chernoff_delta=dict(components=[(PLD_, 2)], eps=0.5), top_atom_eps=dict(components=[(PLD_, 2)], delta=1e-3),
      top_atom_delta=dict(components=[(PLD_, 2)], eps=0.5), top_atom_deltas=dict(components=[(PLD_, 2)], eps=[0.5, 1.0]))
 _add("core.fourier",
-     check_components=dict(components=[(PLD_, 2)]), composed_inf_mass=dict(components=[(PLD_, 2)]),
+     composed_inf_mass=dict(components=[(PLD_, 2)]),
      compose=dict(components=[(PLD_, 2)], accuracy=1e-3, h=None, max_points=1 << 20, lam=0.0),
      delta_bracket_one=dict(cg=FCOMP, eps=0.5), epsilon_bracket_one=dict(cg=FCOMP, delta=1e-3),
-     loss_slack=dict(pld=PLD_),
      delta_bracket=dict(plds_pq=[(PLD_, 2)], plds_qp=[(PLD2, 2)], eps=[0.5], accuracy=1e-3, rtol=None, lower=None),
      epsilon_bracket=dict(plds_pq=[(PLD_, 2)], plds_qp=[(PLD2, 2)], delta=[1e-3], lower=None))
 _add("core.grid",
@@ -146,7 +145,8 @@ _add("core.pld",
      epsilon_for_delta=dict(pld=PLD_, delta=1e-3),
      delta_exact=dict(p=[0.75, 0.25], q=[0.25, 0.75], eps=0.5),
      epsilon_exact=dict(p=[0.75, 0.25], q=[0.25, 0.75], delta=1e-3),
-     product_pmfs=dict(p=[0.75, 0.25], q=[0.25, 0.75], k=2))
+     product_pmfs=dict(p=[0.75, 0.25], q=[0.25, 0.75], k=2),
+     loss_slack=dict(pld=PLD_), delta_both=dict(pq=PLD_, qp=PLD2, eps=0.5))
 _add("core.registry",
      **{"Param.option": dict(self=MECH.params[0]), "Param.check": dict(self=MECH.params[0], value=1.0),
         "Mechanism.param": dict(self=MECH, name="eps0"), "Mechanism.privacy_settings": dict(self=MECH),
@@ -426,6 +426,10 @@ NOT_SWEPT = {
     **{f"shuffle_lib.core.grid.{f}": "arithmetic of the grid accountant shared with core.fourier, on arrays and "
        "PLDs the accountant has already checked (not an input boundary)"
        for f in ("dot", "inf_mass", "log_masses", "rounding_gain")},
+    **{f"shuffle_lib.core.search.{f}": "the search loops: a predicate and ends the caller has "
+       "validated, each caller's own stopping rule (the callers are swept)"
+       for f in ("arithmetic", "geometric", "integer_mid", "narrow", "step_out", "illinois",
+                 "narrow_arrays")},
     "shuffle_lib.core.registry.register": "mutates the global registry (registering a bad mechanism would leak "
                                           "into other tests); its argument is a declaration, checked by "
                                           "tests/test_registry.py",

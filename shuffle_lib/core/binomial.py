@@ -14,6 +14,7 @@ import math
 import numpy as np
 from scipy.stats import binom
 
+from shuffle_lib.core import search
 from shuffle_lib.core import validate as v
 
 MAX_TRIALS = 2 ** 53   # trials exactly representable as a float (scipy computes in doubles)
@@ -61,14 +62,9 @@ def tail_range(m: int | np.ndarray, p: float, tau: float) -> tuple[np.ndarray, n
         (np.zeros(m.shape), np.full(m.shape, p)),
     ):
         upper_side = lo[0] == p
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            far = _kl(mid, p) >= target
-            if upper_side:
-                hi, lo = np.where(far, mid, hi), np.where(far, lo, mid)
-            else:
-                lo, hi = np.where(far, mid, lo), np.where(far, hi, mid)
-        out.append(hi if upper_side else lo)
+        # the far side (KL >= target) is kept: hi above the mean, lo below it
+        far, near = (hi, lo) if upper_side else (lo, hi)
+        out.append(search.narrow_arrays(lambda x: _kl(x, p) >= target, far, near, 60)[0])
     k_hi = np.minimum(np.ceil(m * out[0]), m)
     k_lo = np.maximum(np.floor(m * out[1]), 0)
     return k_lo.astype(np.int64), k_hi.astype(np.int64)

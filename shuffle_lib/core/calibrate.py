@@ -16,9 +16,9 @@ and checks the end points: a target no value in the range meets is an error.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
+from shuffle_lib.core import search as one_d
 from shuffle_lib.core import validate as v
 
 
@@ -56,13 +56,9 @@ def search(
         )
     if meets(risky):
         return risky
-    while abs(safe - risky) > rtol * abs(safe):
-        mid = math.sqrt(safe * risky) if safe > 0 and risky > 0 else 0.5 * (safe + risky)
-        if meets(mid):
-            safe = mid
-        else:
-            risky = mid
-    return safe
+    # geometric midpoints when both ends are positive
+    mid = one_d.geometric if safe > 0 and risky > 0 else one_d.arithmetic
+    return one_d.narrow(meets, safe, risky, lambda a, b: abs(a - b) <= rtol * abs(a), mid)[0]
 
 
 def _integer_search(meets, lo, hi, name, direction):
@@ -80,10 +76,4 @@ def _integer_search(meets, lo, hi, name, direction):
             raise ValueError(f"no {name} in [{lo}, {hi}] meets the target.")
         else:
             bad, step = cand, step * 2
-    while good - bad > 1:
-        mid = (good + bad) // 2
-        if meets(mid):
-            good = mid
-        else:
-            bad = mid
-    return good
+    return one_d.narrow(meets, good, bad, lambda a, b: a - b <= 1, one_d.integer_mid)[0]

@@ -25,6 +25,7 @@ import numpy as np
 
 from shuffle_lib.core import fourier
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.renyi import renyi_pld, renyi_pld_bracket
 from shuffle_lib.core.types import Bracket, DirectModel, Model, PairModel, WorstCase
 
@@ -68,7 +69,7 @@ def delta_brackets(
     eps = [float(x) for x in v.reals("eps", eps, lo=0.0)]
     if isinstance(model, DirectModel):
         return model.delta(eps)
-    k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     cut = k * tail_cut(model)
     br = _worst(fourier.delta_bracket, model, k, eps, **kw)
     return [Bracket(max(0.0, b.lower - cut), b.upper) for b in br]
@@ -86,7 +87,7 @@ def epsilon_brackets(
     delta = [float(x) for x in v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)]
     if isinstance(model, DirectModel):
         return model.epsilon(delta)
-    k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     cut = k * tail_cut(model)
     shifted = [d + cut for d in delta if d + cut < 1.0] if cut > 0 else []
     if all(x == d for x, d in zip(shifted, delta)) and len(shifted) == len(delta):

@@ -43,9 +43,10 @@ from scipy.optimize import minimize_scalar
 
 from shuffle_lib.core import extreme as X
 from shuffle_lib.core import grid as F
+from shuffle_lib.core import search
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.pld import PLD, epsilon_for_delta, hockey_stick
-from shuffle_lib.core.pld import check_components as _named_components
+from shuffle_lib.core.constants import REL_MARGIN
+from shuffle_lib.core.pld import PLD, check_components, epsilon_for_delta, hockey_stick, loss_slack
 from shuffle_lib.core.types import ArrayLike, Bracket
 
 DEFAULT_ACCURACY = 2e-4
@@ -55,24 +56,6 @@ _REFINE_MAX_POINTS = 2 ** 22   # delta_bracket's automatic refinement stops at t
 _LAM_MAX = 50.0
 _HOPELESS = 8          # a support this many times max_points grid points at the accuracy's step ...
 _BOUNDED_POINTS = 2 ** 21   # ... is composed on about this many points instead (issue 17 item 3)
-
-
-def check_components(components: PLD | Sequence[tuple[PLD, int]]) -> list[tuple[PLD, int]]:
-    """Normalise a PLD or [(pld, count), ...] into a validated list."""
-    if isinstance(components, PLD):
-        components = [(components, 1)]
-    out = []
-    for item in components:
-        try:
-            pld, count = item
-        except (TypeError, ValueError):
-            raise ValueError(f"components must be (PLD, count) pairs, got {item!r}.") from None
-        if not isinstance(pld, PLD):
-            raise ValueError(f"components must be PLDs with counts, got {type(pld).__name__}.")
-        out.append((pld, v.integer("compositions", count, lo=1, hi=10 ** 7)))
-    if not out:
-        raise ValueError("components must hold at least one (PLD, count) pair.")
-    return out
 
 
 def composed_inf_mass(components: PLD | Sequence[tuple[PLD, int]]) -> float:
@@ -217,27 +200,22 @@ def _bisect(f, delta, top):
 
 def _narrow(f, delta, lo, hi):
     """Bisect keeping f(lo) > delta >= f(hi) until hi - lo <= 1e-12 max(1, hi); returns (lo, hi)."""
-    while hi - lo > 1e-12 * max(1.0, hi):
-        mid = 0.5 * (lo + hi)
-        if f(mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return lo, hi
+    return search.narrow(lambda x: f(x) > delta, lo, hi, lambda a, b: b - a <= 1e-12 * max(1.0, b))
 
 
 def _certify(f, x, delta, want_above, top):
-    """Move x (outwards, by doubling steps) until the certified f confirms the side wanted."""
+    """Move x (outwards, by doubling steps) until the certified f confirms the side wanted: down
+    to 0 at most for f > delta; up for f <= delta, +inf once past ``top`` without it."""
     step = 1e-12 * max(1.0, x)
-    while True:
-        if want_above and (x <= 0.0 or f(x) > delta):
-            return max(x, 0.0)
-        if not want_above and f(x) <= delta:
-            return x
-        if not want_above and x > top:
-            return math.inf
-        x = x - step if want_above else x + step
-        step *= 2
+    if want_above:
+        return max(search.step_out(lambda y: f(y) > delta, x, step, True, 0.0), 0.0)
+    below = [False]
+
+    def verified(y):
+        below[0] = f(y) <= delta
+        return below[0] or y > top
+    x = search.step_out(verified, x, step, False, math.inf)
+    return x if below[0] else math.inf
 
 
 def _lower_end(f, delta, hi):
@@ -248,10 +226,7 @@ def _lower_end(f, delta, hi):
     """
     if f(0.0) <= delta and f(min(hi, 1.0)) <= delta and hi <= 1.0:
         return 0.0
-    step, lo = 1e-9 * max(1.0, hi), hi
-    while lo > 0.0 and f(lo) <= delta:
-        lo = max(lo - step, 0.0)
-        step *= 2
+    lo = search.step_out(lambda x: f(x) > delta, hi, 1e-9 * max(1.0, hi), True, 0.0)
     if lo <= 0.0:
         return 0.0
     return _narrow(f, delta, lo, hi)[0]
@@ -300,26 +275,6 @@ def _single(components):
     return components[0][0] if len(components) == 1 and components[0][1] == 1 else None
 
 
-def loss_slack(pld: PLD) -> float:
-    """A bound on the rounding of the PLD's losses: 64 ulp of max(1, max abs(L) + max(-log P)).
-
-    Losses are computed in floating point (log P - log Q and the like, each log within an ulp of
-    its argument's log, abs(log Q) <= abs(log P) + abs(L)), so an atom can sit on the wrong side of
-    a target eps that it ties with.  Evaluating the hockey-stick divergence at eps - slack (upper
-    end) and eps + slack (lower end) keeps one-round brackets certified at ties (before: ``delta
-    rr --eps0 0.3 --eps 0.3`` gave [3.2e-17, 3.2e-17], exact 0).  Errors of the masses themselves
-    (a mechanism's formulas) are the mechanism's to bound.
-    """
-    v.instance("pld", pld, PLD)
-    if not pld.losses.size:
-        return 0.0
-    pos = pld.probs[pld.probs > 0]
-    scale = float(np.max(np.abs(pld.losses))) + (
-        max(0.0, -math.log(float(pos.min()))) if pos.size else 0.0
-    )
-    return 64 * 2.0 ** -52 * max(1.0, scale)
-
-
 def _exact_eps(pld, delta):
     """Bracket around the exact eps_{P/Q}(delta), each side confirmed by evaluation.
 
@@ -329,7 +284,7 @@ def _exact_eps(pld, delta):
     e = epsilon_for_delta(pld, delta)
     if not math.isfinite(e) or e == 0.0:
         return Bracket(e, e)
-    eta, m, top = loss_slack(pld), F.REL_MARGIN, float(pld.losses[-1])
+    eta, m, top = loss_slack(pld), REL_MARGIN, float(pld.losses[-1])
     pad = 1e-12 * max(1.0, e)
     up = e + pad
     while up - eta <= top and hockey_stick(pld, up - eta) * (1 + m) > delta:
@@ -399,7 +354,7 @@ def _near_top_delta(components, eps):
 
     Source: seed 000 Thm 5 (delta = E_P[(1 - e^(eps - L))^+]), bounded atom by atom.
     """
-    m, ulp = F.REL_MARGIN, 2.0 ** -52
+    m, ulp = REL_MARGIN, 2.0 ** -52
     slack = math.fsum(c * loss_slack(p) for p, c in components)
     if any(p.losses.size == 0 for p, _ in components):
         return [1.0 for _ in eps]
@@ -473,14 +428,13 @@ def delta_bracket(
     """
     eps = v.reals("eps", eps, lo=0.0)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
-    # errors in the caller's names
-    _named_components(plds_pq, "plds_pq"), _named_components(plds_qp, "plds_qp")
-    pq, qp = check_components(plds_pq), check_components(plds_qp)
+    pq, qp = check_components(plds_pq, "plds_pq"), check_components(plds_qp, "plds_qp")
     low_pq, low_qp = (
-        (None, None) if lower is None else (check_components(lower[0]), check_components(lower[1]))
+        (None, None) if lower is None
+        else (check_components(lower[0], "lower"), check_components(lower[1], "lower"))
     )
     if _single(pq) is not None and _single(qp) is not None:
-        m = F.REL_MARGIN
+        m = REL_MARGIN
         # symmetric: evaluate once
         plds = [pq[0][0]] if pq[0][0] is qp[0][0] else [pq[0][0], qp[0][0]]
         eta = max(loss_slack(p) for p in plds)
@@ -495,7 +449,7 @@ def delta_bracket(
         return [Bracket(1.0, 1.0) for _ in eps]
     inf_mass = max(composed_inf_mass(pq), composed_inf_mass(qp))
     if inf_mass >= 1.0 - 1e-12:           # delta(inf) <= delta(eps) <= 1 already pins every eps
-        return [Bracket(inf_mass * (1 - F.REL_MARGIN), 1.0) for _ in eps]
+        return [Bracket(inf_mass * (1 - REL_MARGIN), 1.0) for _ in eps]
     K = sum(c for _, c in pq)
     rtol = (
         (0.01 if K <= 100 else 0.05)
@@ -549,11 +503,10 @@ def epsilon_bracket(
     delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     if "accuracy" in kw:
         v.real("accuracy", kw["accuracy"], 0.0, 1.0, lo_open=True)
-    # errors in the caller's names
-    _named_components(plds_pq, "plds_pq"), _named_components(plds_qp, "plds_qp")
-    pq, qp = check_components(plds_pq), check_components(plds_qp)
+    pq, qp = check_components(plds_pq, "plds_pq"), check_components(plds_qp, "plds_qp")
     low_pq, low_qp = (
-        (None, None) if lower is None else (check_components(lower[0]), check_components(lower[1]))
+        (None, None) if lower is None
+        else (check_components(lower[0], "lower"), check_components(lower[1], "lower"))
     )
     if _single(pq) is not None and _single(qp) is not None:
         if pq[0][0] is qp[0][0]:              # a symmetric pair given as one PLD: search once

@@ -111,14 +111,14 @@ import numpy as np
 from scipy import fft as _fft
 
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.pld import PLD, check_components
+from shuffle_lib.core.constants import LOSS_SLACK_ULPS, REL_MARGIN
+from shuffle_lib.core.pld import PLD, check_components, loss_slack
 
 _U = 2.0 ** -53
 _FFT_C = 10.0             # constant of the FFT round-off bound (see module docstring)
 TAU = 1e-16              # mass trimmed per tail per step
 _WIN_TAIL = 1e-18            # tilted mass allowed beyond each end of the one-FFT window (point 6)
 _SNAP = 16 * _U           # relative distance below which a loss counts as on the grid
-REL_MARGIN = 1e-12       # covers the remaining double rounding (inf-mass products, sums)
 UPDOWN_MAX_K = 32         # up/down rounding for K <= this, mean-preserving above
 MEMORY_LIMIT = float(os.environ.get("SHUFFLE_LIB_MEMORY_LIMIT", 4e9))
 """Bytes a composition may allocate (default 4 GB; the environment variable SHUFFLE_LIB_MEMORY_LIMIT
@@ -361,15 +361,12 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
     K = sum(c for _, c in components)
     max_abs = max(float(np.max(np.abs(p.losses), initial=0.0)) for p, _ in components)
     # per round: snapping moves a loss by <= 16 u max(|L|, h); the loss itself, log P - log Q in
-    # floating point, is off by a few ulp of max(1, |L| + max(-log P)) (fourier.loss_slack's bound):
+    # floating point, is off by a few ulp of max(1, |L| + max(-log P)) (pld.loss_slack's bound):
     # p = [1/16, ...], q = [1/16 + 2^-56, ...] has a true loss 1.1e-16 that rounds to 0, and with
     # the snapping term alone two rounds read delta(0) = 0 where the exact value is 5.2e-17
-    scale = max(
-        float(np.max(np.abs(p.losses), initial=0.0))
-        + max(0.0, -math.log(float(np.min(p.probs[p.probs > 0], initial=1.0))))
-        for p, _ in components
-    )
-    eps_slack = K * (64 * _U * max(max_abs, h) + 128 * _U * max(1.0, scale))
+    # (loss_slack is at least 64 ulp even for a component without finite losses)
+    slack = max([loss_slack(p) for p, _ in components] + [LOSS_SLACK_ULPS * 2.0 ** -52])
+    eps_slack = K * (64 * _U * max(max_abs, h) + slack)
 
     tau_top = TAU / K  # later cuts: their mass is counted again by every later round
     # (the first cut, of each input PLD's top atoms, keeps TAU: callers rely on a top tail

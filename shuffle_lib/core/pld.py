@@ -30,6 +30,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.constants import LOSS_SLACK_ULPS, MAX_COMPOSITIONS
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def check_components(components: PLD | Sequence[tuple[PLD, int]], name: str = "c
                 f"{name} must be PLDs with counts, got {type(pld).__name__} in {name}."
             )
         try:
-            count = v.integer("compositions", count, lo=1, hi=10 ** 7)
+            count = v.integer("compositions", count, lo=1, hi=MAX_COMPOSITIONS)
         except ValueError:
             raise ValueError(
                 f"compositions must be an integer in [1, 1e+07] (each count in {name}), got "
@@ -190,12 +191,39 @@ def _hockey_stick_fast(pld: PLD, e: float) -> float:
     return pld.inf_mass + float(np.sum(pld.probs[j:] * -np.expm1(e - pld.losses[j:])))
 
 
+def loss_slack(pld: PLD) -> float:
+    """A bound on the rounding of the PLD's losses: 64 ulp of max(1, max abs(L) + max(-log P)).
+
+    Losses are computed in floating point (log P - log Q and the like, each log within an ulp of
+    its argument's log, abs(log Q) <= abs(log P) + abs(L)), so an atom can sit on the wrong side of
+    a target eps that it ties with.  Evaluating the hockey-stick divergence at eps - slack (upper
+    end) and eps + slack (lower end) keeps one-round brackets certified at ties (``delta rr
+    --eps0 0.3 --eps 0.3`` is [0, 0], exact 0: tests/test_certified_edges.py).  Errors of the
+    masses themselves (a mechanism's formulas) are the mechanism's to bound.
+    """
+    v.instance("pld", pld, PLD)
+    if not pld.losses.size:
+        return 0.0
+    pos = pld.probs[pld.probs > 0]
+    scale = float(np.max(np.abs(pld.losses))) + (
+        max(0.0, -math.log(float(pos.min()))) if pos.size else 0.0
+    )
+    return LOSS_SLACK_ULPS * 2.0 ** -52 * max(1.0, scale)
+
+
+def delta_both(pq: PLD, qp: PLD, eps: float | Sequence[float] | np.ndarray) -> np.ndarray:
+    """delta(eps) of a pair from the PLDs of its two directions: the larger hockey stick
+    (seed 000, Thm 5: a mechanism's delta is the max over both directions)."""
+    v.instance("pq", pq, PLD)
+    v.instance("qp", qp, PLD)
+    return np.maximum(hockey_stick(pq, eps), hockey_stick(qp, eps))
+
+
 def delta_exact(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
                 eps: float | Sequence[float] | np.ndarray) -> np.ndarray:
     """Tight delta(eps) of the pair (P, Q): max of both directions (seed 000, Thm 5)."""
     eps = v.reals("eps", eps, lo=0.0)
-    d = np.maximum(hockey_stick(pld_from_pmfs(p, q), eps), hockey_stick(pld_from_pmfs(q, p), eps))
-    return d
+    return delta_both(pld_from_pmfs(p, q), pld_from_pmfs(q, p), eps)
 
 
 def epsilon_exact(

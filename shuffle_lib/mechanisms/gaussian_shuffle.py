@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.constants import MAX_SIZE
 from shuffle_lib.core.tradeoff import gaussian_delta  # noqa: F401  (the n = 1 reference, public here)
 
 
@@ -74,7 +75,7 @@ def delta_mc(
     eps = v.real("eps", eps, 0.0)
     samples = v.integer("samples", samples, lo=100, hi=10 ** 9)
     alpha = v.real("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
-    chunk = v.integer("chunk", chunk, lo=1, hi=10 ** 7)
+    chunk = v.integer("chunk", chunk, lo=1, hi=MAX_SIZE)
     if seed is not None:
         seed = v.integer("seed", seed, lo=0, hi=2 ** 63 - 1)
     rng = np.random.default_rng(seed)

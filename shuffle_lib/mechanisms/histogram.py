@@ -42,7 +42,7 @@ from scipy.special import gammaln, logsumexp, xlogy
 from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.pld import hockey_stick, pld_from_pmfs
+from shuffle_lib.core.pld import delta_both, hockey_stick, pld_from_pmfs
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, PairModel
 
@@ -327,8 +327,8 @@ def delta_histogram_exact(eps: ArrayLike, n: int, eps0: float, k: int
         if list(c[2:]) != sorted(c[2:], reverse=True):
             continue
         P, Q = histogram_pmfs(c, eps0, k)
-        d = np.maximum(hockey_stick(pld_from_pmfs(P / P.sum(), Q / Q.sum()), eps_arr),
-                       hockey_stick(pld_from_pmfs(Q / Q.sum(), P / P.sum()), eps_arr))
+        P, Q = P / P.sum(), Q / Q.sum()
+        d = delta_both(pld_from_pmfs(P, Q), pld_from_pmfs(Q, P), eps_arr)
         for i in np.flatnonzero(d > best):
             best[i], arg[i] = d[i], c
     return best, arg

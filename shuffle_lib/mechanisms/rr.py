@@ -21,6 +21,7 @@ from scipy.special import logsumexp
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_logpmf
+from shuffle_lib.core.constants import MAX_SIZE
 from shuffle_lib.core.pld import PLD, pld_from_losses
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, PairModel
@@ -45,7 +46,7 @@ def rr_delta_exact(eps0: float, eps: ArrayLike, k: int = 1) -> float | np.ndarra
     """
     eps0 = v.real("eps0", eps0, 0.0, 50.0, lo_open=True)
     eps_arr = v.reals("eps", eps, lo=0.0)
-    k = v.integer("k", k, lo=1, hi=10 ** 7)
+    k = v.integer("k", k, lo=1, hi=MAX_SIZE)
     j = np.arange(k + 1, dtype=float)
     logp = binom_logpmf(j, k, 1.0 / (1.0 + math.exp(-eps0)))
     loss = eps0 * (2 * j - k)
@@ -66,7 +67,7 @@ def rr_composed_pld(eps0: float, k: int = 1) -> PLD:
     Source: seed 000 Def. 4, eq. 2.2 (module docstring).
     """
     eps0 = v.real("eps0", eps0, 0.0, 50.0, lo_open=True)
-    k = v.integer("k", k, lo=1, hi=10 ** 7)
+    k = v.integer("k", k, lo=1, hi=MAX_SIZE)
     j = np.arange(k + 1, dtype=float)
     probs = np.exp(binom_logpmf(j, k, 1.0 / (1.0 + math.exp(-eps0))))
     return pld_from_losses(eps0 * (2 * j - k), probs)

@@ -14,6 +14,7 @@ import numpy as np
 
 from shuffle_lib.core import evaluate, fourier
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.pld import PLD, pld_from_losses
 from shuffle_lib.core.registry import Mechanism, Param, register
@@ -73,7 +74,7 @@ def _composed(rounds, pair, accuracy):
     """
     if not rounds:
         raise ValueError("rounds must hold at least one (n, eps0, count) triple.")
-    total = sum(v.integer("count", c, lo=1, hi=10 ** 7) for _, _, c in rounds)
+    total = sum(v.integer("count", c, lo=1, hi=MAX_COMPOSITIONS) for _, _, c in rounds)
     up, low, routes = [], [], []
     for n, eps0, c in rounds:
         u, lo, route = _bounding_plds(n, eps0, pair, total, accuracy)
@@ -117,7 +118,7 @@ def clone_model(
     """
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)   # read by the single round too
     if rounds is None:
-        k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+        k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
         n, eps0, _ = check_params(n, eps0, pair)
         rounds = [(n, eps0, k)]
     elif isinstance(rounds, (str, bytes)) or not isinstance(rounds, Sequence) or not rounds:
@@ -130,7 +131,7 @@ def clone_model(
                 raise ValueError(f"rounds must hold (n, eps0, count) triples, got {r!r} in rounds.")
             try:                         # the error in the caller's terms: an entry of rounds
                 check_params(r[0], r[1], pair)
-                v.integer("count", r[2], lo=1, hi=10 ** 7)
+                v.integer("count", r[2], lo=1, hi=MAX_COMPOSITIONS)
             except ValueError as err:
                 raise ValueError(f"rounds: {err} (in the triple {r!r})") from None
     if len(rounds) == 1 and rounds[0][2] == 1:
@@ -219,7 +220,7 @@ def clone_plds(n: int, eps0: float, pair: str = "fmt21", compositions: int = 1,
     Fourier accountant's trimming; beyond that, the routes of :func:`clone_model` on a grid of step
     accuracy / (4 compositions), ``compositions`` being the total rounds of the composition.
     """
-    k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     try:
         low, info = clone_pld(n, eps0, pair, 1e-18, "lower", EXACT_MAX_ATOMS)

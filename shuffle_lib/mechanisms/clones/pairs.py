@@ -37,6 +37,7 @@ from typing import Literal
 import numpy as np
 from scipy.stats import binom
 
+from shuffle_lib.core import search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import tail_range
 from shuffle_lib.core.registry import Param
@@ -471,12 +472,9 @@ def epsilon_bracket_single(n: int, eps0: float, delta: float, pair: str | Pair =
         coarse = (coarse[0], coarse[1] * k) + coarse[2:]
         x0 = _root(coarse, delta, top)[0]
     x, gap = _root(prep, delta, top, x0)
-    lo, step = x, gap
-    while lo > 0 and f(lo)[0] <= delta:
-        lo, step = max(lo - step, 0.0), 2 * step
-    hi, step = x, gap
-    while hi < top and f(hi)[1] > delta:
-        hi, step = min(hi + step, top), 2 * step
+    # nudged outwards until verified
+    lo = search.step_out(lambda e: f(e)[0] > delta, x, gap, True, 0.0)
+    hi = search.step_out(lambda e: f(e)[1] <= delta, x, gap, False, top)
     return Bracket(lo, hi if f(hi)[1] <= delta else math.inf)
 
 

@@ -28,6 +28,7 @@ from shuffle_lib.bounds.closed_forms import balle_krr_delta as balle_delta  # no
 from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, Model, PairModel
 from shuffle_lib.mechanisms.krr import large, stream
@@ -115,7 +116,7 @@ def krr_route(adversary: Adversary, n: int, gamma: float, k: int, compositions: 
     if adversary not in ("strong", "weak"):
         raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")
     n, gamma, k = check_params(n, gamma, k)
-    k_rounds = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    k_rounds = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     if k_rounds == 1 and exact_atoms(adversary, n, gamma, k) > STREAM_ABOVE:
         return DirectModel(
             lambda eps: stream.delta_streamed(adversary, n, gamma, k, eps),

@@ -38,11 +38,12 @@ from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
+from shuffle_lib.core.constants import BINOMIAL_TAIL
 from shuffle_lib.core.pld import PLD, hockey_stick
 
 Adversary = Literal["strong", "weak"]
 
-TAIL = 1e-40          # default mass cut from the tails of each PLD
+TAIL = BINOMIAL_TAIL  # default mass cut from the tails of each PLD
 MAX_ATOMS = 10 ** 7   # refuse PLDs needing more atoms than this (memory)
 
 

@@ -22,19 +22,20 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from shuffle_lib.core import evaluate
+from shuffle_lib.core import evaluate, search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_logpmf, binom_window
-from shuffle_lib.core.pld import PLD, hockey_stick
+from shuffle_lib.core.constants import BINOMIAL_TAIL, MAX_COMPOSITIONS, MAX_SIZE
+from shuffle_lib.core.pld import PLD, delta_both
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, DirectModel, PairModel, WorstCase
 from shuffle_lib.mechanisms.mixnet.bitflip_worst import block_search, worst_brackets
 
-TAIL = 1e-40   # binomial mass cut from each tail (sent to +inf in certified uppers)
+TAIL = BINOMIAL_TAIL  # binomial mass cut from each tail (sent to +inf in certified uppers)
 
 
 def _check(n, m, q, n_lo=0):
-    n = v.integer("n", n, lo=n_lo, hi=10 ** 7)
+    n = v.integer("n", n, lo=n_lo, hi=MAX_SIZE)
     m = v.integer("m", m, lo=0)
     if m > n:
         raise ValueError(f"m must be an integer in [0, n] (n={n}), got m={m}.")
@@ -115,7 +116,7 @@ def pair_pmfs(n: int, m: int, q: float, tail: float = 0.0) -> tuple[np.ndarray, 
 
     Source: seed 004 Sec. 3, eq. 3.1-3.2.
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     b = pmf_A(n - 1, m, q, tail)
     p = 1.0 - q
     P = np.append(q * b, 0.0) + np.append(0.0, p * b)
@@ -176,7 +177,7 @@ def delta_pair(n: int, m: int, q: float, eps: ArrayLike, tail: float = TAIL) -> 
     """
     eps = v.reals("eps", eps, lo=0.0)
     a, b = pair_plds(n, m, q, tail)
-    return np.maximum(hockey_stick(a, eps), hockey_stick(b, eps))
+    return delta_both(a, b, eps)
 
 
 def delta_worst(
@@ -189,7 +190,7 @@ def delta_worst(
 
     Source: seed 004 Sec. 3-4.
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     ms = range((n - 1) // 2 + 1) if ms is None else ms
     return np.max([delta_pair(n, m, q, eps, tail) for m in ms], axis=0)
 
@@ -207,7 +208,7 @@ def q_needed(n: int, eps: float, delta: float, m: int = 0, tol: float = 1e-4) ->
     delta = v.probability("delta", delta)
     # relative: below ~1e-12 the bisection on log q cannot shrink
     tol = v.real("tol", tol, 1e-12, 1.0)
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     m = v.integer("m", m, lo=0, hi=n - 1)
     f = lambda q: float(delta_pair(n, m, q, eps)[0]) <= delta  # noqa: E731
     if f(0.5):
@@ -216,9 +217,7 @@ def q_needed(n: int, eps: float, delta: float, m: int = 0, tol: float = 1e-4) ->
         return math.inf
     if f(lo):
         return lo
-    while hi / lo > 1.0 + tol:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if f(mid) else (mid, hi)
+    hi, _ = search.narrow(f, hi, lo, lambda a, b: a / b <= 1.0 + tol, search.geometric)
     return hi
 
 
@@ -261,7 +260,7 @@ def m_grid(n: int, size: int = 12) -> list[int]:
 
     Source: seed 004 Sec. 3 (the neighbours, indexed by m).
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     size = v.integer("size", size, lo=1, hi=10 ** 4)
     top = (n - 1) // 2
     ms = {0, 1, 2, 3, top} | {int(x) for x in np.geomspace(1, max(top, 1), size)}
@@ -278,7 +277,7 @@ def q_needed_worst(
 
     Source: seed 004 Sec. 4 (the q a target needs, here exactly).
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     eps = v.real("eps", eps, 0.0)
     delta = v.probability("delta", delta)
     tol = v.real("tol", tol, 1e-12, 1.0)
@@ -376,9 +375,9 @@ def bitflip_model(
     TAIL per round)."""
     q = v.real("q", q, 0.0, 0.5, lo_open=True)
     info = {"tail_cut": 2 * TAIL, "max_loss": _max_loss(q)}
-    k_rounds = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    k_rounds = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     if m == "worst":
-        n = v.integer("n", n, lo=1, hi=10 ** 7)
+        n = v.integer("n", n, lo=1, hi=MAX_SIZE)
         q = v.real("q", q, 0.0, 0.5, lo_open=True)
         if k_rounds == 1:
             return DirectModel(lambda eps: worst_brackets(n, q, "delta", eps)[0],
@@ -399,7 +398,8 @@ register(
         summary="shuffled bit flipping, one neighbouring pair (--n --q [--m])",
         source="seed 004 Sec. 3 (A_n(m), eq. 3.1), Lemma 4.5, Prop. 4.1",
         params=(
-            Param("n", int, "number of users, the differing one included (>= 1)", lo=1, hi=10**7),
+            Param("n", int, "number of users, the differing one included (>= 1)", lo=1,
+                  hi=MAX_SIZE),
             Param(
                 "q",
                 float,

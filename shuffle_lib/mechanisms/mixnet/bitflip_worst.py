@@ -26,11 +26,12 @@ from scipy.optimize import brentq
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_logpmf, binom_window
+from shuffle_lib.core.constants import BINOMIAL_TAIL, MAX_SIZE
 from shuffle_lib.core.types import Bracket
 
 ROUND = 1e-9        # relative floating-point margin on each end
 MAX_PAIRS = 20_000  # pairs evaluated at most per call (then the bracket is what the blocks give)
-TAIL = 1e-40        # binomial mass cut from each of the two binomials (as bitflip.TAIL)
+TAIL = BINOMIAL_TAIL  # binomial mass cut from each of the two binomials (as bitflip.TAIL)
 
 
 def _piece(N, p, tail):
@@ -99,7 +100,7 @@ def worst_brackets(n: int, q: float, verb: str, targets: list[float], rtol: floa
     upper end exceeds (1 + rtol) x the best lower end (or 4 tail above it: delta = 0 there);
     exact pairs at the block starts give the lower end.  Source: seed 004 Sec. 3-4, Lemma 4.4.
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     q = v.real("q", q, 0.0, 0.5, lo_open=True)
     verb = v.choice("verb", verb, ("delta", "epsilon"))
     rtol = v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
@@ -134,11 +135,11 @@ def block_search(
     may bracket K composed rounds (``bitflip.bitflip_model`` with m = "worst", compositions > 1).
     Source: seed 004 Sec. 3-4, Lemma 4.4 (chapter 5's generalisation).
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     size = v.integer("size", size, lo=1, hi=10 ** 6)
     rtol = v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
     floor = v.real("floor", floor, 0.0, 1.0)
-    max_pairs = v.integer("max_pairs", max_pairs, lo=1, hi=10 ** 7)
+    max_pairs = v.integer("max_pairs", max_pairs, lo=1, hi=MAX_SIZE)
     if not callable(ends):
         raise TypeError(
             f"ends must be a function (nn, m) -> (lower ends, upper ends), got ends={ends!r}."

@@ -23,14 +23,15 @@ import math
 import numpy as np
 from scipy.stats import binom
 
-from shuffle_lib.core import evaluate
+from shuffle_lib.core import evaluate, search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window, tail_range
+from shuffle_lib.core.constants import BINOMIAL_TAIL
 from shuffle_lib.core.pld import PLD, hockey_stick
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, PairModel
 
-TAIL = 1e-40
+TAIL = BINOMIAL_TAIL
 MAX_ATOMS = 2 * 10 ** 7    # ~1 GB while the PLD is built and sorted
 _CHUNK = 2 * 10 ** 6
 
@@ -125,10 +126,8 @@ def m_needed(d: int, eps: float, delta: float, m_max: int = 10 ** 6) -> int | fl
         hi *= 2
         if hi > m_max:
             return math.inf
-    lo = 0
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if (mid >= 1 and ok(mid)) else (mid, hi)
+    hi, _ = search.narrow(lambda m: m >= 1 and ok(m), hi, 0, lambda a, b: a - b <= 1,
+                          search.integer_mid)
     return hi
 
 

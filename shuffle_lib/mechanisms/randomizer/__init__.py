@@ -18,9 +18,10 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import binom
 
-from shuffle_lib.core import evaluate
+from shuffle_lib.core import evaluate, search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.pld import PLD, hockey_stick, pld_from_losses, pld_from_pmfs
 from shuffle_lib.core.registry import Mechanism, Param, register
@@ -177,31 +178,7 @@ def _upper_delta_one(dec: Decomposition, n: int, eps: float) -> float:
 def _upper_eps_search(f, delta: float, lo: float, hi: float) -> float:
     """An eps in [lo, hi] with f(eps) <= delta, near the smallest (f decreasing, f(hi) <= delta,
     f(lo) > delta): regula falsi on log f (Illinois), then bisection; at most 60 evaluations."""
-    glo, ghi = math.log(f(lo)) - math.log(delta), math.log(max(f(hi), 1e-300)) - math.log(delta)
-    side = 0
-    for i in range(60):
-        if hi - lo <= 1e-10 * max(hi, 1e-9):
-            break
-        mid = (
-            hi - ghi * (hi - lo) / (ghi - glo)
-            if i < 40 and math.isfinite(ghi) and ghi < glo
-            else 0.5 * (lo + hi)
-        )
-        if not lo < mid < hi:
-            mid = 0.5 * (lo + hi)
-        fm = f(mid)
-        gm = math.log(max(fm, 1e-300)) - math.log(delta)
-        if fm <= delta:
-            hi, ghi = mid, gm
-            if side == 1:
-                glo *= 0.5
-            side = 1
-        else:
-            lo, glo = mid, gm
-            if side == -1:
-                ghi *= 0.5
-            side = -1
-    return hi
+    return search.illinois(f, delta, lo, hi, lambda a, b: b - a <= 1e-10 * max(b, 1e-9))
 
 
 def upper_epsilon(dec: Decomposition, n: int, delta: float) -> float:
@@ -244,7 +221,7 @@ def upper_pld(dec: Decomposition, n: int, compositions: int, accuracy: float) ->
     by beta + 2s plus an atom at loss 0 of mass 1 - beta - 2s (the split of W best for one
     round)."""
     n = v.integer("n", n, lo=1, hi=MAX_N)
-    compositions = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     v.instance("dec", dec, Decomposition)
     dec = _best_option(dec, n)
@@ -348,19 +325,16 @@ def view_epsilon(view: View, n: int, delta: float) -> float:
     top = max(float(pl.losses[-1]) if pl.losses.size else 0.0 for pl in plds) + 1.0
     if f(top) > delta:                     # mass at +inf above delta: no finite eps
         return math.inf
-    lo, hi = 0.0, top                      # f(lo) > delta >= f(hi)
-    for _ in range(60):
-        if hi - lo <= 1e-12 * max(hi, 1e-9):
-            break
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if f(mid) > delta else (lo, mid)
+    # f(lo) > delta >= f(hi)
+    lo, _ = search.narrow(lambda e: f(e) > delta, 0.0, top,
+                          lambda a, b: b - a <= 1e-12 * max(b, 1e-9), max_steps=60)
     return lo
 
 
 def view_plds(view: View, n: int, compositions: int, accuracy: float) -> list[tuple[PLD, PLD]]:
     """Dominated PLDs (both directions) of a view's pair, for composing."""
     n = v.integer("n", n, lo=1, hi=MAX_N)
-    compositions = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     v.instance("view", view, View)
     if view.symmetric and 2 * view.r0 < 1:
@@ -425,7 +399,7 @@ def randomizer_model(
     [max of the views' lower ends, max of the upper ends].
     """
     n = v.integer("n", n, lo=1, hi=MAX_N)
-    K = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    K = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     decs, e0 = decompositions(family, matrix, k, d, eps0)
     info = {"eps0": e0 if math.isfinite(e0) else "inf", "decomposition": [
