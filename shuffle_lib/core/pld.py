@@ -37,13 +37,49 @@ from shuffle_lib.core.constants import LOSS_SLACK_ULPS, MAX_COMPOSITIONS
 class PLD:
     """Privacy loss distribution of P with respect to Q (one direction).
 
-    losses: finite losses, sorted ascending; probs: their P-probabilities;
-    inf_mass: P-mass of outcomes with Q = 0 (loss +inf), i.e. delta(inf).
+    losses: finite losses, sorted ascending; probs: their P-probabilities (finite, >= 0);
+    inf_mass: P-mass of outcomes with Q = 0 (loss +inf), i.e. delta(inf), in [0, 1].
+
+    Checked once, at construction (ValueError); :meth:`trusted` builds one without the checks for
+    arrays a caller has just computed in that form (hot loops), and :meth:`with_mass_at_infinity`
+    moves cut mass to +inf.
     """
 
     losses: np.ndarray
     probs: np.ndarray
     inf_mass: float = 0.0
+
+    def __post_init__(self) -> None:
+        losses, probs, inf = self.losses, self.probs, self.inf_mass
+        if not (isinstance(losses, np.ndarray) and isinstance(probs, np.ndarray)) \
+                or losses.ndim != 1 or losses.shape != probs.shape:
+            raise ValueError("a PLD's losses and probs must be 1-d arrays of equal length, got "
+                             f"{type(losses).__name__} {np.shape(losses)} and "
+                             f"{type(probs).__name__} {np.shape(probs)}.")
+        if not np.all(np.isfinite(losses)):
+            raise ValueError("a PLD's losses must be finite; the mass of infinite losses is "
+                             "inf_mass.")
+        if losses.size > 1 and np.any(losses[1:] < losses[:-1]):
+            raise ValueError("a PLD's losses must be sorted ascending.")
+        if not np.all(np.isfinite(probs)) or np.any(probs < 0):
+            raise ValueError("a PLD's probs must be finite and non-negative.")
+        if not (isinstance(inf, (int, float, np.floating, np.integer)) and 0.0 <= inf <= 1.0):
+            raise ValueError(f"a PLD's inf_mass must lie in [0, 1], got inf_mass={inf!r}.")
+
+    @classmethod
+    def trusted(cls, losses: np.ndarray, probs: np.ndarray, inf_mass: float = 0.0) -> PLD:
+        """A PLD from arrays already in the checked form (sorted finite losses, finite
+        non-negative probs, inf_mass in [0, 1]), without the construction's checks."""
+        pld = object.__new__(cls)
+        object.__setattr__(pld, "losses", losses)
+        object.__setattr__(pld, "probs", probs)
+        object.__setattr__(pld, "inf_mass", inf_mass)
+        return pld
+
+    def with_mass_at_infinity(self, extra: float) -> PLD:
+        """The same atoms with ``extra`` more mass at +inf (capped at 1): where a construction
+        cut mass it cannot place, an upper PLD puts it (the cut only raises the hockey stick)."""
+        return PLD.trusted(self.losses, self.probs, min(1.0, self.inf_mass + extra))
 
 
 def check_components(components: PLD | Sequence[tuple[PLD, int]], name: str = "components"
@@ -91,7 +127,7 @@ def pld_from_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarr
     inf_mass = math.fsum(p[(p > 0) & (q == 0)])
     losses = np.log(p[finite]) - np.log(q[finite])
     order = np.argsort(losses, kind="stable")
-    return PLD(losses[order], p[finite][order], float(inf_mass))
+    return PLD.trusted(losses[order], p[finite][order], float(inf_mass))
 
 
 def pld_from_losses(losses: Sequence[float] | np.ndarray, probs: Sequence[float] | np.ndarray,
@@ -125,7 +161,7 @@ def pld_from_losses(losses: Sequence[float] | np.ndarray, probs: Sequence[float]
     if total > 1 + v.PMF_TOL:
         raise ValueError(f"probs plus inf_mass must not exceed 1, got {total!r}.")
     order = np.argsort(losses, kind="stable")
-    return PLD(losses[order], probs[order], inf_mass)
+    return PLD.trusted(losses[order], probs[order], inf_mass)
 
 
 def hockey_stick(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> float | np.ndarray:

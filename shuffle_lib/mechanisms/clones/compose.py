@@ -224,7 +224,7 @@ def clone_plds(n: int, eps0: float, pair: str = "fmt21", compositions: int = 1,
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     try:
         low, info = clone_pld(n, eps0, pair, 1e-18, "lower", EXACT_MAX_ATOMS)
-        return PLD(low.losses, low.probs, min(1.0, low.inf_mass + info["dropped"])), low
+        return low.with_mass_at_infinity(info["dropped"]), low
     except ValueError as err:
         if "max_atoms" not in str(err):
             raise

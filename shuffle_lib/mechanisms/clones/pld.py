@@ -261,7 +261,8 @@ def clone_pld_grid(
     uk, inv = np.unique(losses, return_inverse=True)
     sums = np.bincount(inv, weights=probs, minlength=uk.size)
     info = {"atoms": int(uk.size), "dropped": dropped, "h": h}
-    return pld_from_losses(uk, sums, min(1.0, inf + (dropped if side == "upper" else 0.0))), info
+    pl = pld_from_losses(uk, sums, min(1.0, inf))
+    return (pl.with_mass_at_infinity(dropped) if side == "upper" else pl), info
 
 
 def _thr_vec(s, al, be, ga, x):
@@ -327,6 +328,7 @@ def clone_pld_binned(n: int, eps0: float, h: float, pair: str = "fmt21", tau: fl
         )[:size]
     grid = (np.arange(size) + k0) * h
     inf_mass = math.fsum(inf)
-    upper = pld_from_losses(grid[up > 0], up[up > 0], min(1.0, inf_mass + dropped))
+    upper = pld_from_losses(grid[up > 0], up[up > 0], min(1.0, inf_mass))
+    upper = upper.with_mass_at_infinity(dropped)
     lower = pld_from_losses(grid[down > 0], down[down > 0], min(1.0, inf_mass))
     return upper, lower

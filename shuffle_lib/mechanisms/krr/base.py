@@ -139,10 +139,10 @@ def _finish(losses, probs, inf_mass, cut):
     keep = probs > 0
     losses, probs = losses[keep], probs[keep]
     losses, probs = _merge(losses, probs)       # built by construction: no re-validation
-    lower = PLD(losses, probs, float(inf_mass))
+    lower = PLD.trusted(losses, probs, float(inf_mass))
     if cut == 0:
         return KrrPLD(lower, lower, 0.0, int(losses.size))
-    upper = PLD(lower.losses, lower.probs, lower.inf_mass + cut)   # cut mass sent to +inf
+    upper = lower.with_mass_at_infinity(cut)
     return KrrPLD(upper, lower, cut, int(losses.size))
 
 

@@ -139,7 +139,7 @@ def strong_pld_binned(n: int, gamma: float, k: int, cells: int = 2 * 10 ** 6, h:
     mass = np.append(np.clip(mass, 0.0, None).ravel(), gamma)
     inf_mass = (1.0 - gamma) * math.exp(N * math.log1p(-p))
     cut = (1.0 - gamma) * tail
-    return KrrPLD(_grid_pld(loss_up, mass, h, np.ceil, inf_mass + cut),
+    return KrrPLD(_grid_pld(loss_up, mass, h, np.ceil, inf_mass).with_mass_at_infinity(cut),
                   _grid_pld(loss_low, mass, h, np.floor, inf_mass), cut, int(mass.size))
 
 

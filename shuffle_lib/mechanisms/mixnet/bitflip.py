@@ -130,7 +130,7 @@ def _pld(P, Q, cut):
     losses = np.log(P[ok]) - np.log(Q[ok])
     order = np.argsort(losses, kind="stable")
     inf_mass = math.fsum(P[(P > 0) & (Q == 0)])
-    return PLD(losses[order], P[ok][order], min(1.0, inf_mass + cut))
+    return PLD(losses[order], P[ok][order], inf_mass).with_mass_at_infinity(cut)
 
 
 def pair_plds(n: int, m: int, q: float, tail: float = TAIL) -> tuple[PLD, PLD]:

@@ -80,7 +80,7 @@ def fake_pld(m: int, d: int, tail: float = TAIL) -> PLD:
     inf_mass = math.exp(m * math.log1p(-r))           # P[H' = 0] = (1 - 1/d)^m
     cut = 2.0 * tail          # H's cut <= tail/2, each H' | H cut <= tail/2
     order = np.argsort(losses, kind="stable")
-    return PLD(losses[order], probs[order], min(1.0, inf_mass + cut))
+    return PLD(losses[order], probs[order], inf_mass).with_mass_at_infinity(cut)
 
 
 def fake_delta(m: int, d: int, eps: ArrayLike, tail: float = TAIL) -> np.ndarray:
