@@ -406,6 +406,14 @@ def _both(a, b):
     return Bracket(max(a.lower, b.lower), max(a.upper, b.upper))
 
 
+def _compose_keywords(kw: dict, allowed: tuple[str, ...], caller: str) -> None:
+    """TypeError for a keyword :func:`compose` does not take (the one-round path, which never
+    composes, would otherwise ignore it silently)."""
+    unknown = sorted(set(kw) - set(allowed))
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+
+
 def delta_bracket(
     plds_pq: PLD | Sequence[tuple[PLD, int]],
     plds_qp: PLD | Sequence[tuple[PLD, int]],
@@ -428,6 +436,7 @@ def delta_bracket(
     """
     eps = v.reals("eps", eps, lo=0.0)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+    _compose_keywords(kw, ("h", "max_points", "lam"), "delta_bracket")
     pq, qp = check_components(plds_pq, "plds_pq"), check_components(plds_qp, "plds_qp")
     low_pq, low_qp = (
         (None, None) if lower is None
@@ -501,6 +510,7 @@ def epsilon_bracket(
     Source: seed 000 Thm 5 (max over both directions), seed 001 Def. 3 and Thm 5.
     """
     delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    _compose_keywords(kw, ("accuracy", "h", "max_points"), "epsilon_bracket")
     if "accuracy" in kw:
         v.real("accuracy", kw["accuracy"], 0.0, 1.0, lo_open=True)
     pq, qp = check_components(plds_pq, "plds_pq"), check_components(plds_qp, "plds_qp")
