@@ -1,6 +1,7 @@
 # Two commands, each doing its own set-up on a fresh machine with Python 3.11:
 #   make book   build the whole book (executing every chapter) into _build/html
-#   make test   every test: unit, property, the chapters' outputs, book build with -W, browser check
+#   make test   ruff and mypy on shuffle_lib, then every test: unit, property, the chapters' outputs,
+#               book build with -W, browser check
 # Each chapter is executed once per command (issue 14 item 5): tests/execute_chapters.py runs them
 # on two processes into the book's jupyter-cache; the build renders that cache, and the tests
 # compare the same outputs with tests/notebooks/ (nbval's rules).
@@ -55,6 +56,8 @@ book: setup
 #    a build that executes anything (a cache miss) fails.  The build's log is printed when it fails,
 #    and the executor's at the end when a chapter failed (CI shows the end of the output).
 test: setup chromium
+	$(VENV)/bin/ruff check shuffle_lib
+	$(VENV)/bin/mypy shuffle_lib
 	mkdir -p _build
 	$(EXECUTE) 2>&1 | tee _build/execute.log && executed=0 || executed=$$?; \
 	{ if test $$executed -ne 0; then echo "book build: skipped (a chapter failed to execute)"; false; \

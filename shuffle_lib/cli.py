@@ -33,9 +33,11 @@ import sys
 import time
 from collections.abc import Sequence
 
-from shuffle_lib.core import evaluate, registry
+from shuffle_lib import mechanisms
+from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.calibrate import search
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.registry import Mechanism, Param
 from shuffle_lib.core.renyi import LAM_MAX
@@ -62,8 +64,15 @@ def _add_params(mp: argparse.ArgumentParser, mech: Mechanism, calibrating: bool 
         kind = p.parse or (p.kind if p.kind in (int, float) else str)
         required = p.default is None and not (calibrating and p.more_private is not None)
         extra = {"choices": p.choices} if p.choices else {}
-        mp.add_argument(p.option, dest=p.name, type=kind, required=required, default=p.default,
-                        help=p.help + ("" if p.default is None else f" (default {p.default})"), **extra)
+        mp.add_argument(
+            p.option,
+            dest=p.name,
+            type=kind,
+            required=required,
+            default=p.default,
+            help=p.help + ("" if p.default is None else f" (default {p.default})"),
+            **extra,
+        )
 
 
 def _run_options(mp: argparse.ArgumentParser) -> None:
@@ -85,14 +94,20 @@ def _parser() -> argparse.ArgumentParser:
     for verb, doc in VERBS.items():
         vp = verbs.add_parser(verb, help=doc, description=doc)
         mechs = vp.add_subparsers(dest="mechanism", required=True, parser_class=_Parser)
-        for name in registry.names():
-            mech = registry.get(name)
-            mp = mechs.add_parser(name, help=mech.summary, description=f"{mech.summary}. Source: {mech.source}.")
+        for name in mechanisms.names():
+            mech = mechanisms.get(name)
+            mp = mechs.add_parser(
+                name, help=mech.summary, description=f"{mech.summary}. Source: {mech.source}."
+            )
             if verb == "calibrate":
                 _add_params(mp, mech, calibrating=True)
                 mp.add_argument("--eps", type=float, required=True)
                 mp.add_argument("--delta", type=float, required=True)
-                mp.add_argument("--solve", required=True, help="one of: " + ", ".join(mech.privacy_settings or ("none",)))
+                mp.add_argument(
+                    "--solve",
+                    required=True,
+                    help="one of: " + ", ".join(mech.privacy_settings or ("none",)),
+                )
                 _run_options(mp)
             elif verb == "rdp":
                 _add_params(mp, mech)
@@ -117,7 +132,7 @@ def build(mech: Mechanism, values: dict, compositions: int = 1,
     params = mech.checked(values)
     extra = {}
     if "compositions" in mech.uses:
-        extra["compositions"] = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+        extra["compositions"] = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     if "accuracy" in mech.uses:
         extra["accuracy"] = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     model = mech.build(**params, **extra)
@@ -125,23 +140,33 @@ def build(mech: Mechanism, values: dict, compositions: int = 1,
 
 
 def _check_run(a: argparse.Namespace) -> None:
-    v.integer("compositions", a.compositions, lo=1, hi=10 ** 7)
+    v.integer("compositions", a.compositions, lo=1, hi=MAX_COMPOSITIONS)
     v.real("accuracy", a.accuracy, 0.0, 1.0, lo_open=True)
 
 
 def run(argv: list[str]) -> tuple[argparse.Namespace, dict]:
-    """``delta``/``epsilon``: parse, compute, and return (args, the JSON-ready dict); ValueError on bad input."""
+    """``delta``/``epsilon``: parse, compute, and return (args, the JSON-ready dict); ValueError on
+    bad input."""
     a = _parser().parse_args(argv)
-    mech = registry.get(a.mechanism)
+    mech = mechanisms.get(a.mechanism)
     _check_run(a)
     t0 = time.perf_counter()
     params, model = build(mech, _values(a, mech), a.compositions, a.accuracy)
     br = evaluate.brackets(model, a.verb, a.targets, a.compositions, accuracy=a.accuracy)
     if a.verb == "delta":
-        res = [{"eps": e, "delta_lower": b.lower, "delta_upper": b.upper} for e, b in zip(a.targets, br)]
+        res = [
+            {"eps": e, "delta_lower": b.lower, "delta_upper": b.upper}
+            for e, b in zip(a.targets, br)
+        ]
     else:
-        res = [{"delta": d, "eps_lower": evaluate.finite_or_none(b.lower), "eps_upper": evaluate.finite_or_none(b.upper)}
-               for d, b in zip(a.targets, br)]
+        res = [
+            {
+                "delta": d,
+                "eps_lower": evaluate.finite_or_none(b.lower),
+                "eps_upper": evaluate.finite_or_none(b.upper),
+            }
+            for d, b in zip(a.targets, br)
+        ]
     return a, {"mechanism": a.mechanism, "params": params, "compositions": a.compositions,
                "results": res, "seconds": time.perf_counter() - t0}
 
@@ -151,19 +176,23 @@ def _solve_param(argv: list[str]) -> tuple[Mechanism | None, Param | None]:
     pre.add_argument("--solve")
     known, rest = pre.parse_known_args(argv)
     name = next((x for x in rest if not x.startswith("-")), None)
-    if known.solve is None or name not in registry.names():
+    if known.solve is None or name not in mechanisms.names():
         return None, None
-    mech = registry.get(name)
+    mech = mechanisms.get(name)
     param = mech.param(known.solve.replace("-", "_"))
     if param.more_private is None:
         allowed = ", ".join(mech.privacy_settings) or "none"
-        raise ValueError(f"--solve {known.solve}: {param.option} of {name} is not a privacy setting "
-                         f"(calibrate solves for one of: {allowed}).")
+        raise ValueError(
+            f"--solve {known.solve}: {param.option} of {name} is not a privacy setting "
+            f"(calibrate solves for one of: {allowed})."
+        )
     return mech, param
 
 
 def _search_range(mech: Mechanism, param: Param, fixed: dict) -> tuple[float, float]:
-    narrowed = mech.calibration_range(param.name, fixed) if mech.calibration_range is not None else None
+    narrowed = (
+        mech.calibration_range(param.name, fixed) if mech.calibration_range is not None else None
+    )
     if narrowed is not None:
         return narrowed
     lo, hi = param.lo, param.hi
@@ -175,13 +204,21 @@ def _search_range(mech: Mechanism, param: Param, fixed: dict) -> tuple[float, fl
 
 
 def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
-    """``calibrate MECHANISM [fixed options] --eps E --delta D --solve PARAM``: see :mod:`shuffle_lib.core.calibrate`."""
+    """``calibrate MECHANISM [fixed options] --eps E --delta D --solve PARAM``: see
+    :mod:`shuffle_lib.core.calibrate`."""
     mech, param = _solve_param(argv)
     a = _parser().parse_args(["calibrate", *argv])
-    mech, param = mech or registry.get(a.mechanism), param or registry.get(a.mechanism).param(a.solve)
+    mech, param = (
+        mech or mechanisms.get(a.mechanism),
+        param or mechanisms.get(a.mechanism).param(a.solve),
+    )
     if getattr(a, param.name) is not None and param.default is None:
         raise ValueError(f"--solve {param.name}: give {param.option} no value; calibrate finds it.")
-    missing = [p.option for p in mech.params if p.default is None and p is not param and getattr(a, p.name) is None]
+    missing = [
+        p.option
+        for p in mech.params
+        if p.default is None and p is not param and getattr(a, p.name) is None
+    ]
     if missing:
         raise ValueError(f"calibrate {mech.name} needs {', '.join(missing)}.")
     eps = v.real("eps", a.eps, 0.0)
@@ -198,8 +235,14 @@ def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
         return br.upper
 
     lo, hi = _search_range(mech, param, fixed)
-    value = search(lambda x: upper(int(x) if param.kind is int else x) <= delta, lo, hi, param.more_private,
-                   param.kind is int, name=param.name)
+    value = search(
+        lambda x: upper(int(x) if param.kind is int else x) <= delta,
+        lo,
+        hi,
+        param.more_private,
+        param.kind is int,
+        name=param.name,
+    )
     value = int(value) if param.kind is int else value
     if value not in last:
         upper(value)
@@ -209,12 +252,13 @@ def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
 
 
 def run_rdp(argv: list[str]) -> tuple[argparse.Namespace, dict]:
-    """``rdp MECHANISM [options] --order A [A ...]``: max over both directions of D_A(P||Q), D_A(Q||P).
+    """``rdp MECHANISM [options] --order A [A ...]``: max over both directions of D_A(P||Q),
+    D_A(Q||P).
 
     A mechanism's own Renyi method when it declares one (``ldp-shuffle``: :func:`clone_rdp`),
     else the generic route :func:`shuffle_lib.core.evaluate.rdp_brackets` on the PLDs it builds."""
     a = _parser().parse_args(["rdp", *argv])
-    mech = registry.get(a.mechanism)
+    mech = mechanisms.get(a.mechanism)
     orders = v.reals("order", a.orders, lo=1.0, hi=LAM_MAX, lo_open=True)
     t0 = time.perf_counter()
     values = mech.checked(_values(a, mech))
@@ -225,7 +269,12 @@ def run_rdp(argv: list[str]) -> tuple[argparse.Namespace, dict]:
         brs = evaluate.rdp_brackets(model, orders)
     out = [{"order": float(o), "rdp_lower": evaluate.finite_or_none(b.lower),
             "rdp_upper": evaluate.finite_or_none(b.upper)} for o, b in zip(orders, brs)]
-    return a, {"mechanism": a.mechanism, "params": params, "results": out, "seconds": time.perf_counter() - t0}
+    return a, {
+        "mechanism": a.mechanism,
+        "params": params,
+        "results": out,
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 def _table(out: dict) -> str:
@@ -233,13 +282,22 @@ def _table(out: dict) -> str:
     lines = [f"{out['mechanism']} {out['params']}  compositions={out['compositions']}",
              "  ".join(f"{c:>14}" for c in cols)]
     for r in out["results"]:
-        lines.append("  ".join(f"{'inf' if r[c] is None else format(r[c], '.8g'):>14}" for c in cols))
+        lines.append(
+            "  ".join(f"{'inf' if r[c] is None else format(r[c], '.8g'):>14}" for c in cols)
+        )
     lines.append(f"({out['seconds']:.2f} s)")
     return "\n".join(lines)
 
 
-RUN_OPTIONS = {"compositions": "--compositions", "accuracy": "--accuracy", "eps": "--eps", "delta": "--delta",
-               "order": "--order", "lam": "--order", "solve": "--solve"}
+RUN_OPTIONS = {
+    "compositions": "--compositions",
+    "accuracy": "--accuracy",
+    "eps": "--eps",
+    "delta": "--delta",
+    "order": "--order",
+    "lam": "--order",
+    "solve": "--solve",
+}
 """The library's argument names the command line spells differently (``lam`` is ``--order``)."""
 
 
@@ -249,16 +307,17 @@ def user_words(message: str, argv: Sequence[str]) -> str:
     errors named ``lam`` for ``--order``).  Only a name followed by `` must`` or ``=`` is replaced,
     so prose that happens to contain the word is left alone."""
     names = dict(RUN_OPTIONS)
-    mech = next((x for x in argv[:2] if x in registry.names()), None)
+    mech = next((x for x in argv[:2] if x in mechanisms.names()), None)
     if mech is not None:
-        names.update({p.name: p.option for p in registry.get(mech).params})
+        names.update({p.name: p.option for p in mechanisms.get(mech).params})
     for name, option in names.items():
         message = re.sub(rf"(?<![\w.\[-]){re.escape(name)}(?=\s+must\b|=)", option, message)
     return message
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m shuffle_lib``: print the result, return the exit code (2 on bad input)."""
+    """Entry point of ``python -m shuffle_lib``: print the result, return the exit code (2 on bad
+    input)."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         if argv[:1] == ["rdp"]:
@@ -267,13 +326,19 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if argv[:1] == ["calibrate"]:
             a, out = run_calibrate(argv[1:])
-            print(json.dumps(out) if a.json else
-                  f"{out['mechanism']} {out['params']}\n{out['solve']} = {out['value']:.8g}  "
-                  f"(delta_upper = {out['achieved']['delta_upper']:.4g} at eps = {out['achieved']['eps']:g}; "
-                  f"{out['seconds']:.2f} s)")
+            print(
+                json.dumps(out)
+                if a.json
+                else f"{out['mechanism']} {out['params']}\n{out['solve']} = {out['value']:.8g}  "
+                f"(delta_upper = {out['achieved']['delta_upper']:.4g} at eps = "
+                f"{out['achieved']['eps']:g}; "
+                f"{out['seconds']:.2f} s)"
+            )
             return 0
         a, out = run(argv)
-        bad = [r for r in out["results"] for x in r.values() if isinstance(x, float) and math.isnan(x)]
+        bad = [
+            r for r in out["results"] for x in r.values() if isinstance(x, float) and math.isnan(x)
+        ]
         if bad:
             raise ValueError(f"internal error: NaN in result {bad[0]} (please report).")
     except (ValueError, OverflowError) as e:

@@ -22,7 +22,9 @@ import re
 from collections.abc import Sequence
 
 _LABEL = re.compile(r"^[a-z][a-z0-9-]*$")
-_NUMBER = re.compile(r"^[-+−]?(?:[0-9][0-9_,]*\.?[0-9]*|\.[0-9]+)(?:e[-+]?[0-9]+)?%?$|^(?:inf|nan|—|-|--|n/a)$")
+_NUMBER = re.compile(
+    r"^[-+−]?(?:[0-9][0-9_,]*\.?[0-9]*|\.[0-9]+)(?:e[-+]?[0-9]+)?%?$|^(?:inf|nan|—|-|--|n/a)$"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +46,8 @@ class Table:
         lines = ["| " + " | ".join(cell(h) for h in self.header) + " |",
                  "|" + "|".join(rule[a] for a in self.align) + "|"]
         lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in self.rows]
-        out = [f"~~~~{{table}} {self.caption}", f":name: {self.label}", "", *lines, "~~~~"]   # tildes: the caption may hold `code`
+        # tildes: the caption may hold `code`
+        out = [f"~~~~{{table}} {self.caption}", f":name: {self.label}", "", *lines, "~~~~"]
         if self.filters:      # the selects above the table they filter
             out = ["```{raw} html", self._filter_html(), "```", ""] + out
         return "\n".join(out) + "\n"
@@ -54,16 +57,21 @@ class Table:
         selects = []
         for f, c in zip(self.filters, cols):
             values = sorted({_plain(r[c]) for r in self.rows})
-            opts = "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
+            opts = "".join(
+                f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values
+            )
             selects.append(f'<label>{html.escape(f)} <select data-col="{c}">'
                            f'<option value="">all</option>{opts}</select></label>')
-        script = ("(function(){var t=document.getElementById(%s);var box=document.getElementById(%s);"
-                  "if(!t||!box)return;var ss=box.querySelectorAll('select');function go(){var n=0;"
-                  "t.querySelectorAll('tbody tr').forEach(function(r){var ok=true;ss.forEach(function(s){"
-                  "if(s.value&&r.cells[+s.dataset.col].textContent.trim()!==s.value)ok=false;});"
-                  "r.style.display=ok?'':'none';if(ok)n++;});box.querySelector('output').textContent=n+' rows';}"
-                  "ss.forEach(function(s){s.addEventListener('change',go);});go();})();"
-                  % (json.dumps(self.label), json.dumps(self.label + "-filter")))
+        script = (
+            "(function(){var t=document.getElementById(%s);var box=document.getElementById(%s);"
+            "if(!t||!box)return;var ss=box.querySelectorAll('select');function go(){var n=0;"
+            "t.querySelectorAll('tbody tr').forEach(function(r){var ok=true;ss.forEach(function(s){"
+            "if(s.value&&r.cells[+s.dataset.col].textContent.trim()!==s.value)ok=false;});"
+            "r.style.display=ok?'':'none';if(ok)n++;});box.querySelector('output').textContent=n+' "
+            "rows';}"
+            "ss.forEach(function(s){s.addEventListener('change',go);});go();})();"
+            % (json.dumps(self.label), json.dumps(self.label + "-filter"))
+        )
         return (f'<div class="table-filter" id="{self.label}-filter">Show: {" ".join(selects)} '
                 f"<output></output></div>\n<script>document.addEventListener('DOMContentLoaded',function(){{"
                 f"{script}}});</script>")
@@ -73,7 +81,9 @@ class Table:
         width = [max(len(r[i]) for r in rows) for i in range(len(self.header))]
 
         def line(r: Sequence[str]) -> str:
-            return "  ".join(c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(r, width, self.align)).rstrip()
+            return "  ".join(
+                c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(r, width, self.align)
+            ).rstrip()
 
         return "\n".join([f"Table ({self.label}): {self.caption}", line(self.header),
                           "  ".join("-" * w for w in width), *(line(r) for r in rows[1:])])
@@ -102,8 +112,9 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]], caption: str,
 
     ``caption`` may hold MyST markup ($...$ math, roles); ``label`` (lower case, digits, hyphens)
     is the name ``{numref}`` cites; ``align`` has one letter per column, ``l``, ``r`` or ``c``
-    (default: ``r`` for a column whose cells all look like numbers, blanks, ``--`` or ``n/a``, else ``l``); ``filters`` names
-    columns that get a ``<select>`` in the rendered page.  No paper: this is the book's formatting.
+    (default: ``r`` for a column whose cells all look like numbers, blanks, ``--`` or ``n/a``, else
+    ``l``); ``filters`` names columns that get a ``<select>`` in the rendered page.  No paper: this
+    is the book's formatting.
     """
     header = tuple(str(h) for h in header)
     cells = tuple(tuple(str(c) for c in r) for r in rows)
@@ -111,15 +122,24 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]], caption: str,
         raise ValueError("header must name at least one column, got header=()")
     bad = [i for i, r in enumerate(cells) if len(r) != len(header)]
     if bad:
-        raise ValueError(f"rows must have {len(header)} cells each (one per header entry); rows {bad} do not")
+        raise ValueError(
+            f"rows must have {len(header)} cells each (one per header entry); rows {bad} do not"
+        )
     if not _LABEL.match(label):
-        raise ValueError(f"label must be lower case letters, digits and hyphens, got label={label!r}")
+        raise ValueError(
+            f"label must be lower case letters, digits and hyphens, got label={label!r}"
+        )
     if not caption.strip():
         raise ValueError("caption must be non-empty, got caption=''")
     if align is None:
-        align = "".join("r" if any(r[i].strip() for r in cells)
-                        and all(_NUMBER.match(r[i].strip()) or not r[i].strip() for r in cells) else "l"
-                        for i in range(len(header)))        # numbers (or blanks, --, n/a) right-aligned
+        align = "".join(
+            "r"
+            if any(r[i].strip() for r in cells)
+            and all(_NUMBER.match(r[i].strip()) or not r[i].strip() for r in cells)
+            else "l"
+            # numbers (or blanks, --, n/a) right-aligned
+            for i in range(len(header))
+        )
     if len(align) != len(header) or set(align) - set("lrc"):
         raise ValueError(f"align must have {len(header)} letters from 'lrc', got align={align!r}")
     missing = [f for f in filters if f not in header]

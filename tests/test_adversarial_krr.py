@@ -57,7 +57,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shuffle_lib import cli
-from shuffle_lib.core import evaluate, registry
+from shuffle_lib import mechanisms
+from shuffle_lib.core import evaluate
 from shuffle_lib.core.types import PairModel
 
 from adversarial_common import TARGETS, examples
@@ -348,10 +349,10 @@ def build(name, values, K):
             json.dump({"matrix": values["matrix"]}, f)
         values["matrix"] = path
         try:
-            return cli.build(registry.get(name), values, K)[1]
+            return cli.build(mechanisms.get(name), values, K)[1]
         finally:
             os.unlink(path)
-    return cli.build(registry.get(name), values, K)[1]
+    return cli.build(mechanisms.get(name), values, K)[1]
 
 
 def pair_atoms(name, values):
@@ -478,7 +479,7 @@ STRATEGIES = {"krr-strong": test_adversarial_krr_strong_delta, "krr-weak": test_
               "histogram-krr": test_adversarial_histogram_krr_delta, "randomizer": test_adversarial_randomizer_delta}
 
 
-@pytest.mark.parametrize("name", registry.names())
+@pytest.mark.parametrize("name", mechanisms.names())
 def test_every_mechanism_of_the_group_has_an_adversarial_strategy(name):
     """A k-RR-family or randomiser mechanism without a strategy here fails; the others belong to
     test_certified_edges.py (rr, custom) and the other group's adversarial file."""

@@ -1,4 +1,4 @@
-"""Tests for shuffle_lib.bounds_literature: the Table II comparison bounds of seed 002."""
+"""Tests for shuffle_lib.bounds.closed_forms: the Table II comparison bounds of seed 002."""
 
 import itertools
 import math
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from shuffle_lib import bounds_literature as b
-from shuffle_lib.pld import delta_exact
+from shuffle_lib.bounds import closed_forms as b
+from shuffle_lib.core.pld import delta_exact
 
 
 @pytest.mark.parametrize("n,eps0,delta", [(100, 0.49, 0.3), (1000, 0.1, 1e-6), (10 ** 6, 0.25, 1e-12)])
@@ -31,7 +31,7 @@ def test_balle_matches_its_statement_and_krr_module():
         # the statement: gamma = max{14 k log(2/delta)/((n-1) eps^2), 27 k/((n-1) eps)}
         assert math.isclose(max(14 * k * math.log(2 / d) / ((n - 1) * eps ** 2), 27 * k / ((n - 1) * eps)),
                             gamma, rel_tol=1e-10)
-        from shuffle_lib import krr
+        from shuffle_lib.mechanisms import krr
         assert math.isclose(d, krr.balle_delta(n, gamma, k, eps), rel_tol=1e-12)
     assert b.balle_delta(1.5, n, eps0, k) == 1.0          # eps > 1: outside the theorem
 
@@ -68,7 +68,7 @@ def test_clones_against_bruteforce(n, eps0):
 
 
 def test_clones_against_clones_module():
-    from shuffle_lib import clones
+    from shuffle_lib.mechanisms import clones
     for n, eps0, eps in [(100, 0.49, 0.1), (1000, 0.49, 0.2)]:
         br = clones.delta_bracket_single(n, eps0, eps)
         ours = b.fmt_clones_delta(eps, n, eps0)

@@ -7,7 +7,8 @@ import sys
 
 import numpy as np
 
-from shuffle_lib import clone_pld, renyi
+from shuffle_lib.core import renyi
+from shuffle_lib.mechanisms.clones import pld as clone_pld
 
 
 def cli(*args):
@@ -43,8 +44,9 @@ def test_bad_order():
 def test_rdp_bitflip_bracket_contains_the_exact_divergence():
     """bitflip's CLI PLD carries a tail cut at +inf; with the reported max_loss = log(p/q) the rdp
     verb brackets the exact (uncut) divergence instead of returning null, also for --m worst."""
-    from shuffle_lib import bitflip as bf
-    from shuffle_lib import cli, renyi
+    from shuffle_lib import cli
+    from shuffle_lib.core import renyi
+    from shuffle_lib.mechanisms.mixnet import bitflip as bf
     n, q, orders = 30, 0.2, [2.0, 8.0]
     worst = np.zeros(2)
     for m in range(n):

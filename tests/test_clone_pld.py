@@ -1,4 +1,4 @@
-"""PLDs of the clones pairs (shuffle_lib.clone_pld): exact, truncated and grid constructions are
+"""PLDs of the clones pairs (shuffle_lib.mechanisms.clones.pld): exact, truncated and grid constructions are
 certified against the exact O(n^2) enumeration; term counts of the seeds' truncations."""
 
 import math
@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shuffle_lib import clone_pld, clones, fourier, pld
+from shuffle_lib.core import fourier, pld
+from shuffle_lib.mechanisms import clones
+from shuffle_lib.mechanisms.clones import pld as clone_pld
 
 EPS = [0.0, 0.05, 0.2, 0.6, 1.5]
 
@@ -109,9 +111,9 @@ def test_cli_single_round_at_any_n_uses_the_exact_method(monkeypatch):
 
 
 def test_rdp_too_large_is_a_clear_error():
-    from shuffle_lib import renyi
+    from shuffle_lib.mechanisms.clones import renyi as clone_renyi
     with pytest.raises(ValueError, match="exact RDP is out of reach"):
-        renyi.clone_rdp(10 ** 6, 1.0, 2)
+        clone_renyi.clone_rdp(10 ** 6, 1.0, 2)
 
 
 def test_cli_top_atom_pld_is_certified():
@@ -169,6 +171,7 @@ def test_koskela_atom_masses_against_mpmath_at_eps0_8():
     """Issue 17: 1 - w cancelled where the odds are tiny (3e-8 relative at n = 60, eps0 = 8); now every
     atom is within 1e-13 of a 60-digit computation, and the one-round bracket holds the exact delta."""
     import mpmath as mp
+
     from shuffle_lib.mechanisms.clones.pairs import PAIRS, delta_bracket_single
     from shuffle_lib.mechanisms.clones.pld import atoms_at
     n, eps0 = 60, 8.0

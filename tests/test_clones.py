@@ -1,4 +1,4 @@
-"""The clones pairs (shuffle_lib.clones): definitions, Lemmas B.1-B.3, delta(inf), certified
+"""The clones pairs (shuffle_lib.mechanisms.clones): definitions, Lemmas B.1-B.3, delta(inf), certified
 single-round brackets, compositions, validity classes and the CLI."""
 
 import json
@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
 
-from shuffle_lib import clones, pld
-from shuffle_lib.clone_pld import clone_pmfs
+from shuffle_lib.core import pld
+from shuffle_lib.mechanisms import clones
+from shuffle_lib.mechanisms.clones.pld import clone_pmfs
 
 PAIRS = ["fmt21", "stronger", "koskela"]
 
@@ -295,7 +296,8 @@ def brute_no_w_pair(n, p, u):
 def test_top_loss_is_above_every_finite_loss(n):
     """clone_top_loss is where the tail cut's dropped mass goes: it must not lie below any finite
     loss.  The koskela case once dropped the 1 + and the S = n atoms (0.760 < 1.144 at n = 2)."""
-    from shuffle_lib.mechanisms.clones.pairs import PAIRS as PAIR_DECL, general_pair
+    from shuffle_lib.mechanisms.clones.pairs import PAIRS as PAIR_DECL
+    from shuffle_lib.mechanisms.clones.pairs import general_pair
     cases = [(PAIR_DECL["koskela"], e0, math.exp(-e0), math.exp(e0) / (1 + math.exp(e0))) for e0 in (0.1, 0.5, 1, 3, 8)]
     cases += [(general_pair(pc, u, 0.0), None, pc, u) for pc in (0.3, 0.9) for u in (0.01, 0.6)]
     for pr, e0, pc, u in cases:

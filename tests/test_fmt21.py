@@ -1,11 +1,12 @@
-"""Comparisons (shuffle_lib.fmt21): FMT21 closed form, FMT21's numerical method, Erlingsson et al."""
+"""Comparisons (shuffle_lib.mechanisms.clones.fmt21): FMT21 closed form, FMT21's numerical method, Erlingsson et al."""
 
 import math
 
 import pytest
 import sympy as sp
 
-from shuffle_lib import clones, fmt21
+from shuffle_lib.mechanisms import clones
+from shuffle_lib.mechanisms.clones import fmt21
 
 
 def test_closed_form_symbolic_and_upper():

@@ -1,4 +1,4 @@
-"""Tests for shuffle_lib.histogram: seed 002 (Biswas et al.) eq. 3-6, 11-15, and the exact deltas.
+"""Tests for shuffle_lib.mechanisms.histogram: seed 002 (Biswas et al.) eq. 3-6, 11-15, and the exact deltas.
 
 Oracles: sympy (exact rational arithmetic with e^eps0 = 3), exhaustive enumeration of
 every user's report for tiny n, and the independent direct-convolution route.
@@ -17,8 +17,8 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shuffle_lib import histogram as h
-from shuffle_lib.pld import delta_exact
+from shuffle_lib.core.pld import delta_exact
+from shuffle_lib.mechanisms import histogram as h
 
 E0 = math.log(3.0)          # e^eps0 = 3: every k-RR probability is rational
 CASES = [(2, 0, 10), (2, 1, 3), (5, 2, 2), (6, 0, 4), (6, 5, 3), (9, 4, 10), (12, 7, 5)]

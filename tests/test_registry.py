@@ -10,8 +10,9 @@ import sys
 import pytest
 
 import shuffle_lib as sl
-from shuffle_lib import cli
+from shuffle_lib import cli, mechanisms
 from shuffle_lib.core import evaluate, registry
+from shuffle_lib.mechanisms import clones, krr
 
 NAMES = [n for n in sl.mechanism_names() if sl.mechanism(n).example]
 
@@ -116,11 +117,11 @@ def test_histogram_calibrates_n_above_n_x0():
 
 def test_library_and_cli_share_the_krr_route():
     """krr.delta_bracket and the CLI's krr-strong give the same brackets (one code path)."""
-    lib = sl.krr.delta_bracket("strong", 200, 0.3, 4, [0.5, 1.0], compositions=3)
+    lib = krr.delta_bracket("strong", 200, 0.3, 4, [0.5, 1.0], compositions=3)
     _, out = cli.run(["delta", "krr-strong", "--n", "200", "--gamma", "0.3", "--k", "4", "--eps", "0.5", "1.0",
                       "--compositions", "3"])
     assert [(r["delta_lower"], r["delta_upper"]) for r in out["results"]] == [tuple(b) for b in lib]
-    lib = sl.clones.epsilon_bracket(300, 1.0, [1e-6], compositions=4)
+    lib = clones.epsilon_bracket(300, 1.0, [1e-6], compositions=4)
     _, out = cli.run(["epsilon", "ldp-shuffle", "--n", "300", "--eps0", "1", "--delta", "1e-6", "--compositions", "4"])
     assert (out["results"][0]["eps_lower"], out["results"][0]["eps_upper"]) == tuple(lib[0])
 
@@ -134,7 +135,7 @@ def test_mechanism_brackets_is_the_cli():
 
 def test_unknown_mechanism_and_parameter():
     with pytest.raises(ValueError, match="mechanism must be one of"):
-        registry.get("nosuch")
+        mechanisms.get("nosuch")
     with pytest.raises(ValueError, match="no parameter --sigma"):
         sl.mechanism("rr").param("sigma")
     with pytest.raises(ValueError, match="needs --eps0"):

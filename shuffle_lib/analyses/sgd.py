@@ -26,8 +26,8 @@ from typing import Literal
 
 import numpy as np
 
-from shuffle_lib.core import validate as v
 from shuffle_lib.bounds.renyi import cor2_rdp, girgis_upper
+from shuffle_lib.core import validate as v
 from shuffle_lib.core.calibrate import search
 from shuffle_lib.core.types import ArrayLike
 from shuffle_lib.mechanisms.clones.renyi import clone_rdp
@@ -83,8 +83,15 @@ def clipped_gradient_sum(theta: np.ndarray, X: np.ndarray, y: np.ndarray, C: flo
     return X.T @ r
 
 
-def laplace_ldp_gradient(theta: np.ndarray, X: np.ndarray, y: np.ndarray, C: float, eps0: float, m: int,
-                         rng: np.random.Generator) -> np.ndarray:
+def laplace_ldp_gradient(
+    theta: np.ndarray,
+    X: np.ndarray,
+    y: np.ndarray,
+    C: float,
+    eps0: float,
+    m: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
     """One client's report: 1/m sum of clipped gradients of its block + Lap(2C k/(eps0 m)) noise.
 
     eps0-LDP for the block (k = len(y) records; Prop. 3 with :func:`laplace_scale`).
@@ -108,17 +115,33 @@ def _check_data(X, y, m):
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
     if X.ndim != 2 or X.shape[0] == 0 or y.shape != (X.shape[0],) or not np.all(np.isfinite(X)):
-        raise ValueError(f"X must be a finite (n, p) array, n >= 1, and y of length n, got {X.shape} and {y.shape}.")
+        raise ValueError(
+            f"X must be a finite (n, p) array, n >= 1, and y of length n, got {X.shape} and "
+            f"{y.shape}."
+        )
     if not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
-        raise ValueError(f"y must hold class labels 0, 1, ..., got dtype {y.dtype} and min {y.min()!r}.")
+        raise ValueError(
+            f"y must hold class labels 0, 1, ..., got dtype {y.dtype} and min {y.min()!r}."
+        )
     m = v.integer("m", m, lo=1, hi=X.shape[0])
     if X.shape[0] % m:
-        raise ValueError(f"m must divide n = {X.shape[0]} (equal blocks, Alg. 1 line 1), got m={m}.")
+        raise ValueError(
+            f"m must divide n = {X.shape[0]} (equal blocks, Alg. 1 line 1), got m={m}."
+        )
     return X, y.astype(int), m
 
 
-def shuffled_sgd(X: np.ndarray, y: np.ndarray, m: int, T: int, eps0: float, C: float, eta: float, seed: int | None,
-                 n_classes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def shuffled_sgd(
+    X: np.ndarray,
+    y: np.ndarray,
+    m: int,
+    T: int,
+    eps0: float,
+    C: float,
+    eta: float,
+    seed: int | None,
+    n_classes: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Seed 003 Alg. 1 on softmax regression; returns (theta, train accuracy after each epoch).
 
     Blocks S_i = records i k .. (i+1) k - 1 after one seeded permutation of [n] (line 1),
@@ -131,17 +154,26 @@ def shuffled_sgd(X: np.ndarray, y: np.ndarray, m: int, T: int, eps0: float, C: f
     C = v.real("C", C, lo=0.0, lo_open=True)
     laplace_scale(C, eps0, m)                       # validates eps0
     seed = None if seed is None else v.integer("seed", seed, lo=0, hi=2 ** 63 - 1)
-    K = int(y.max()) + 1 if n_classes is None else v.integer("n_classes", n_classes, lo=int(y.max()) + 1)
+    K = (
+        int(y.max()) + 1
+        if n_classes is None
+        else v.integer("n_classes", n_classes, lo=int(y.max()) + 1)
+    )
     rng = np.random.default_rng(seed)
     k = X.shape[0] // m
     blocks = rng.permutation(X.shape[0]).reshape(m, k)
     Xb, yb = X[blocks], y[blocks]                   # client i holds (Xb[i], yb[i])
-    scale = laplace_scale(C, eps0, m, k)            # = laplace_ldp_gradient's noise, drawn per epoch
+    # = laplace_ldp_gradient's noise, drawn per epoch
+    scale = laplace_scale(C, eps0, m, k)
     theta = np.zeros((X.shape[1], K))
     acc = []
     for _ in range(T):
         order = rng.permutation(m)
-        noise = rng.laplace(0.0, scale, size=(m,) + theta.shape) if scale > 0 else np.zeros((m,) + theta.shape)
+        noise = (
+            rng.laplace(0.0, scale, size=(m,) + theta.shape)
+            if scale > 0
+            else np.zeros((m,) + theta.shape)
+        )
         for s, i in enumerate(order):
             theta -= eta * (clipped_gradient_sum(theta, Xb[i], yb[i], C) / m + noise[s])
         acc.append(accuracy(theta, X, y))
@@ -167,8 +199,16 @@ def alg1_rdp(m: int, T: int, eps0: float, lam: ArrayLike, accountant: Accountant
     return T * one
 
 
-def eps0_for_budget(m: int, T: int, budget: float, lam: ArrayLike, accountant: Accountant, lo: float = 1e-3,
-                    hi: float = 10.0, rtol: float = 1e-4) -> float:
+def eps0_for_budget(
+    m: int,
+    T: int,
+    budget: float,
+    lam: ArrayLike,
+    accountant: Accountant,
+    lo: float = 1e-3,
+    hi: float = 10.0,
+    rtol: float = 1e-4,
+) -> float:
     """Largest eps0 in [lo, hi] (to relative ``rtol``) with alg1_rdp <= budget * lam at every lam.
 
     The RDP of each accountant increases with eps0; the search is the library's one monotone
@@ -190,5 +230,7 @@ def eps0_for_budget(m: int, T: int, budget: float, lam: ArrayLike, accountant: A
     except ValueError as err:
         if "meets the target" not in str(err):
             raise
-        raise ValueError(f"budget={budget} is unreachable: {accountant} exceeds budget * lam already at "
-                         f"eps0=lo={lo} (m={m}, T={T}).") from None
+        raise ValueError(
+            f"budget={budget} is unreachable: {accountant} exceeds budget * lam already at "
+            f"eps0=lo={lo} (m={m}, T={T})."
+        ) from None

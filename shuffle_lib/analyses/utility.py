@@ -42,7 +42,9 @@ def krr_channel(eps0: float, k: int) -> np.ndarray:
     return R
 
 
-def krr_privatize(x: Sequence[int] | np.ndarray, eps0: float, k: int, rng: np.random.Generator) -> np.ndarray:
+def krr_privatize(
+    x: Sequence[int] | np.ndarray, eps0: float, k: int, rng: np.random.Generator
+) -> np.ndarray:
     """Report each value of x (ints in [0, k)) through k-RR, using the Generator rng.
 
     Source: seed 002 Def. III.5.
@@ -67,7 +69,9 @@ def matrix_inversion(counts: Sequence[float] | np.ndarray, eps0: float, k: int) 
     counts = v.array("counts", counts, ndim=1)
     R = krr_channel(eps0, k)
     if counts.shape != (k,) or np.any(counts < 0) or counts.sum() <= 0:
-        raise ValueError(f"counts must be {k} non-negative numbers with a positive sum, got {counts!r}.")
+        raise ValueError(
+            f"counts must be {k} non-negative numbers with a positive sum, got {counts!r}."
+        )
     f = counts / counts.sum()
     return (f - R[0, 1]) / (R[0, 0] - R[0, 1])
 
@@ -133,7 +137,8 @@ def classical_gaussian_sigma(eps: float, delta: float, sensitivity: float = math
 
 
 def discretised_normal(n: int, k: int, rng: np.random.Generator, var: float = 2.0) -> np.ndarray:
-    """n seeded draws of N(0, var) binned into k equal bins on [-3 sd, 3 sd] (edges absorb the tails).
+    """n seeded draws of N(0, var) binned into k equal bins on [-3 sd, 3 sd] (edges absorb the
+    tails).
 
     Source: seed 002 Sec. V (synthetic data).
     """
@@ -175,7 +180,9 @@ def _check_release(x, k, sigma):
     sigma = v.real("sigma", sigma, 0.0, lo_open=True)
     x = v.integers("x", x, 0, k - 1)
     if x.ndim != 1 or x.size == 0:
-        raise ValueError(f"x must be a non-empty 1-d array of values in [0, {k - 1}], got shape {x.shape}.")
+        raise ValueError(
+            f"x must be a non-empty 1-d array of values in [0, {k - 1}], got shape {x.shape}."
+        )
     return x, k, sigma
 
 
@@ -198,7 +205,9 @@ def release_once(x: np.ndarray, k: int, eps0: float, sigma: float, rng: np.rando
     return tv_distance(gauss, pi), tv_distance(y / n, pi), tv_distance(inv, pi)
 
 
-def utility_runs(x: np.ndarray, k: int, eps0: float, sigma: float, runs: int, seed: int | None) -> np.ndarray:
+def utility_runs(
+    x: np.ndarray, k: int, eps0: float, sigma: float, runs: int, seed: int | None
+) -> np.ndarray:
     """`runs` seeded repetitions of :func:`release_once`; array of shape (runs, 3).
 
     Source: seed 002 Sec. V.

@@ -104,7 +104,9 @@ def balle_epsilon(n: int, gamma: float, k: int, delta: float) -> float:
     return eps if eps <= 1.0 else math.inf
 
 
-def advanced_composition(eps: float, delta: float, n_c: int, delta_prime: float) -> tuple[float, float]:
+def advanced_composition(
+    eps: float, delta: float, n_c: int, delta_prime: float
+) -> tuple[float, float]:
     """Dwork & Roth (2014, Thm 3.20): n_c-fold (eps, delta) is (eps', n_c delta + delta')-DP.
 
     eps' = sqrt(2 n_c log(1/delta')) eps + n_c eps (e^eps - 1).  Returns (eps', delta_total).
@@ -148,7 +150,9 @@ def fmt21_epsilon_log(n: int, eps0: float, log_delta: float) -> float:
     if eps0 > math.log(n / (16.0 * l2)):
         return math.inf
     e = math.exp(eps0)
-    return math.log1p((e - 1) / (e + 1) * (8 * math.sqrt(e * (math.log(4.0) - log_delta) / n) + 8 * e / n))
+    return math.log1p(
+        (e - 1) / (e + 1) * (8 * math.sqrt(e * (math.log(4.0) - log_delta) / n) + 8 * e / n)
+    )
 
 
 def fmt21_closed_form(n: int, eps0: float, delta: float) -> float:
@@ -159,8 +163,10 @@ def fmt21_closed_form(n: int, eps0: float, delta: float) -> float:
     out = fmt21_epsilon_log(n, eps0, math.log(delta))
     if math.isinf(out):
         limit = math.log(n / (16 * math.log(2 / delta)))
-        raise ValueError(f"eps0 must be <= log(n / (16 log(2/delta))) = {limit:.6g} for FMT21 Thm 3.1, "
-                         f"got eps0={eps0!r}.")
+        raise ValueError(
+            f"eps0 must be <= log(n / (16 log(2/delta))) = {limit:.6g} for FMT21 Thm 3.1, "
+            f"got eps0={eps0!r}."
+        )
     return out
 
 
@@ -206,7 +212,8 @@ def fmt_delta(eps: float, n: int, eps0: float) -> float:
 
 
 def fmt_clones_pmfs(n: int, eps0: float) -> tuple[np.ndarray, np.ndarray]:
-    """The clones pair of Feldman et al. 2021 Thm 3.2 on the grid (first count j, C = c), flattened."""
+    """The clones pair of Feldman et al. 2021 Thm 3.2 on the grid (first count j, C = c),
+    flattened."""
     n = v.integer("n", n, lo=2, hi=5000)
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     c = np.arange(n)[:, None]
@@ -221,9 +228,12 @@ def fmt_clones_pmfs(n: int, eps0: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fmt_clones_delta(eps: ArrayLike, n: int, eps0: float) -> float | np.ndarray:
-    """Exact hockey-stick delta of the clones pair (Feldman et al. 2021 Thm 3.2), both directions."""
+    """Exact hockey-stick delta of the clones pair (Feldman et al. 2021 Thm 3.2), both
+    directions."""
     eps_arr = v.reals("eps", eps, lo=0.0)
     P, Q = fmt_clones_pmfs(n, eps0)
     P, Q = P / P.sum(), Q / Q.sum()
-    d = np.maximum(hockey_stick(pld_from_pmfs(P, Q), eps_arr), hockey_stick(pld_from_pmfs(Q, P), eps_arr))
+    d = np.maximum(
+        hockey_stick(pld_from_pmfs(P, Q), eps_arr), hockey_stick(pld_from_pmfs(Q, P), eps_arr)
+    )
     return d if np.ndim(eps) else float(d[0])

@@ -25,6 +25,7 @@ import numpy as np
 
 from shuffle_lib.core import fourier
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.renyi import renyi_pld, renyi_pld_bracket
 from shuffle_lib.core.types import Bracket, DirectModel, Model, PairModel, WorstCase
 
@@ -57,7 +58,9 @@ def tail_cut(model: Model) -> float:
     return max(pm.tail_cut for pm in _pairs(model))
 
 
-def delta_brackets(model: Model, eps: Sequence[float], compositions: int = 1, **kw) -> list[Bracket]:
+def delta_brackets(
+    model: Model, eps: Sequence[float], compositions: int = 1, **kw
+) -> list[Bracket]:
     """Certified brackets for the tight delta(eps) of ``compositions`` rounds, one per eps.
 
     Keywords (``accuracy``, ``rtol``, ...) go to :func:`shuffle_lib.core.fourier.delta_bracket`.
@@ -66,13 +69,15 @@ def delta_brackets(model: Model, eps: Sequence[float], compositions: int = 1, **
     eps = [float(x) for x in v.reals("eps", eps, lo=0.0)]
     if isinstance(model, DirectModel):
         return model.delta(eps)
-    k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     cut = k * tail_cut(model)
     br = _worst(fourier.delta_bracket, model, k, eps, **kw)
     return [Bracket(max(0.0, b.lower - cut), b.upper) for b in br]
 
 
-def epsilon_brackets(model: Model, delta: Sequence[float], compositions: int = 1, **kw) -> list[Bracket]:
+def epsilon_brackets(
+    model: Model, delta: Sequence[float], compositions: int = 1, **kw
+) -> list[Bracket]:
     """Certified brackets for the tight eps(delta) of ``compositions`` rounds, one per delta.
 
     With a tail cut the lower end is read at delta + K * tail_cut, where the cut PLDs' delta is no
@@ -82,11 +87,12 @@ def epsilon_brackets(model: Model, delta: Sequence[float], compositions: int = 1
     delta = [float(x) for x in v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)]
     if isinstance(model, DirectModel):
         return model.epsilon(delta)
-    k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     cut = k * tail_cut(model)
     shifted = [d + cut for d in delta if d + cut < 1.0] if cut > 0 else []
     if all(x == d for x, d in zip(shifted, delta)) and len(shifted) == len(delta):
-        cut, shifted = 0.0, []            # the cut is below the targets' rounding: nothing to read twice
+        # the cut is below the targets' rounding: nothing to read twice
+        cut, shifted = 0.0, []
     both = _worst(fourier.epsilon_bracket, model, k, delta + shifted, **kw)
     br, low = both[:len(delta)], both[len(delta):]
     if cut > 0:
@@ -95,8 +101,11 @@ def epsilon_brackets(model: Model, delta: Sequence[float], compositions: int = 1
     return br
 
 
-def brackets(model: Model, verb: Verb, targets: Sequence[float], compositions: int = 1, **kw) -> list[Bracket]:
-    """:func:`delta_brackets` for ``verb="delta"`` (targets are eps), else :func:`epsilon_brackets`."""
+def brackets(
+    model: Model, verb: Verb, targets: Sequence[float], compositions: int = 1, **kw
+) -> list[Bracket]:
+    """:func:`delta_brackets` for ``verb="delta"`` (targets are eps), else
+    :func:`epsilon_brackets`."""
     v.instance("model", model, (PairModel, WorstCase, DirectModel))
     if verb == "delta":
         return delta_brackets(model, targets, compositions, **kw)

@@ -30,19 +30,56 @@ import numpy as np
 from scipy.optimize import brentq
 
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.constants import LOSS_SLACK_ULPS, MAX_COMPOSITIONS
 
 
 @dataclass(frozen=True)
 class PLD:
     """Privacy loss distribution of P with respect to Q (one direction).
 
-    losses: finite losses, sorted ascending; probs: their P-probabilities;
-    inf_mass: P-mass of outcomes with Q = 0 (loss +inf), i.e. delta(inf).
+    losses: finite losses, sorted ascending; probs: their P-probabilities (finite, >= 0);
+    inf_mass: P-mass of outcomes with Q = 0 (loss +inf), i.e. delta(inf), in [0, 1].
+
+    Checked once, at construction (ValueError); :meth:`trusted` builds one without the checks for
+    arrays a caller has just computed in that form (hot loops), and :meth:`with_mass_at_infinity`
+    moves cut mass to +inf.
     """
 
     losses: np.ndarray
     probs: np.ndarray
     inf_mass: float = 0.0
+
+    def __post_init__(self) -> None:
+        losses, probs, inf = self.losses, self.probs, self.inf_mass
+        if not (isinstance(losses, np.ndarray) and isinstance(probs, np.ndarray)) \
+                or losses.ndim != 1 or losses.shape != probs.shape:
+            raise ValueError("a PLD's losses and probs must be 1-d arrays of equal length, got "
+                             f"{type(losses).__name__} {np.shape(losses)} and "
+                             f"{type(probs).__name__} {np.shape(probs)}.")
+        if not np.all(np.isfinite(losses)):
+            raise ValueError("a PLD's losses must be finite; the mass of infinite losses is "
+                             "inf_mass.")
+        if losses.size > 1 and np.any(losses[1:] < losses[:-1]):
+            raise ValueError("a PLD's losses must be sorted ascending.")
+        if not np.all(np.isfinite(probs)) or np.any(probs < 0):
+            raise ValueError("a PLD's probs must be finite and non-negative.")
+        if not (isinstance(inf, (int, float, np.floating, np.integer)) and 0.0 <= inf <= 1.0):
+            raise ValueError(f"a PLD's inf_mass must lie in [0, 1], got inf_mass={inf!r}.")
+
+    @classmethod
+    def trusted(cls, losses: np.ndarray, probs: np.ndarray, inf_mass: float = 0.0) -> PLD:
+        """A PLD from arrays already in the checked form (sorted finite losses, finite
+        non-negative probs, inf_mass in [0, 1]), without the construction's checks."""
+        pld = object.__new__(cls)
+        object.__setattr__(pld, "losses", losses)
+        object.__setattr__(pld, "probs", probs)
+        object.__setattr__(pld, "inf_mass", inf_mass)
+        return pld
+
+    def with_mass_at_infinity(self, extra: float) -> PLD:
+        """The same atoms with ``extra`` more mass at +inf (capped at 1): where a construction
+        cut mass it cannot place, an upper PLD puts it (the cut only raises the hockey stick)."""
+        return PLD.trusted(self.losses, self.probs, min(1.0, self.inf_mass + extra))
 
 
 def check_components(components: PLD | Sequence[tuple[PLD, int]], name: str = "components"
@@ -51,20 +88,31 @@ def check_components(components: PLD | Sequence[tuple[PLD, int]], name: str = "c
     (ValueError naming ``name``).  Seed 000 Thm 5: a composition is a list of rounds."""
     if isinstance(components, PLD):
         return [(components, 1)]
-    if isinstance(components, (str, bytes)) or not isinstance(components, Sequence) or not components:
-        raise ValueError(f"{name} must be a PLD or a non-empty list of (PLD, count) pairs, got {name}={components!r:.80}.")
+    if (
+        isinstance(components, (str, bytes))
+        or not isinstance(components, Sequence)
+        or not components
+    ):
+        raise ValueError(
+            f"{name} must be a PLD or a non-empty list of (PLD, count) pairs, got "
+            f"{name}={components!r:.80}."
+        )
     out = []
     for item in components:
         if not (isinstance(item, (tuple, list)) and len(item) == 2):
             raise ValueError(f"{name} must hold (PLD, count) pairs, got {item!r:.80} in {name}.")
         pld, count = item
         if not isinstance(pld, PLD):
-            raise ValueError(f"{name} must be PLDs with counts, got {type(pld).__name__} in {name}.")
+            raise ValueError(
+                f"{name} must be PLDs with counts, got {type(pld).__name__} in {name}."
+            )
         try:
-            count = v.integer("compositions", count, lo=1, hi=10 ** 7)
+            count = v.integer("compositions", count, lo=1, hi=MAX_COMPOSITIONS)
         except ValueError:
-            raise ValueError(f"compositions must be an integer in [1, 1e+07] (each count in {name}), got "
-                             f"{count!r} in {name}.") from None
+            raise ValueError(
+                f"compositions must be an integer in [1, 1e+07] (each count in {name}), got "
+                f"{count!r} in {name}."
+            ) from None
         out.append((pld, count))
     return out
 
@@ -79,33 +127,7 @@ def pld_from_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarr
     inf_mass = math.fsum(p[(p > 0) & (q == 0)])
     losses = np.log(p[finite]) - np.log(q[finite])
     order = np.argsort(losses, kind="stable")
-    return PLD(losses[order], p[finite][order], float(inf_mass))
-
-
-PMF_ULPS = 8   # relative error, in units of 2^-53, of a PMF entry computed by a few double operations
-
-
-def pld_from_pmfs_lower(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
-                        ulps: float = PMF_ULPS) -> PLD:
-    """A PLD dominated by that of the exact pair whose entries the doubles ``p``, ``q`` round
-    (each within ``ulps`` units of 2^-53, relative): the lower end of a from-PMF pair, so float
-    rounding of the entries never counts as privacy loss (before: ``delta rr --eps0 2^-7 --eps
-    2^-6 --compositions 2`` had a lower end 5.6e-17, exact 0).
-
-    Error analysis: an entry x-hat = x (1 + r), abs(r) <= u = ulps 2^-53, so the exact loss
-    log(P/Q) >= log(P-hat/Q-hat) - 2.0001 u; the computed loss (two logs and a difference) is within
-    2^-52 (abs(log P-hat) + abs(log Q-hat)) of log(P-hat/Q-hat).  Each loss is lowered by the sum
-    of both bounds and each P-mass (finite or at +inf) scaled by (1 - 1.0001 u) (1 - 2^-52); since
-    the hockey stick (seed 000 Thm 5, eq. 2.3) increases with every mass and loss, it is <= the
-    exact pair's.  Source: seed 000, eq. 2.2 (the PLD of a pair) with this bound.
-    """
-    pld = pld_from_pmfs(p, q)
-    u = v.real("ulps", ulps, 0.0, 2.0 ** 40) * 2.0 ** -53
-    shrink = (1.0 - 1.0001 * u) * (1.0 - 2.0 ** -52)
-    p_at = pld.probs
-    q_at = p_at * np.exp(-pld.losses)
-    err = 2.0001 * u + 2.0 ** -52 * (np.abs(np.log(p_at)) + np.abs(np.log(q_at)) + np.abs(pld.losses) + 1.0)
-    return PLD(pld.losses - err, pld.probs * shrink, pld.inf_mass * shrink)
+    return PLD.trusted(losses[order], p[finite][order], float(inf_mass))
 
 
 def pld_from_losses(losses: Sequence[float] | np.ndarray, probs: Sequence[float] | np.ndarray,
@@ -117,13 +139,19 @@ def pld_from_losses(losses: Sequence[float] | np.ndarray, probs: Sequence[float]
     try:
         losses = np.asarray(losses, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"losses must be a 1-d list of real numbers, got losses={losses!r:.80}.") from None
+        raise ValueError(
+            f"losses must be a 1-d list of real numbers, got losses={losses!r:.80}."
+        ) from None
     try:
         probs = np.asarray(probs, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"probs must be a 1-d list of probabilities, got probs={probs!r:.80}.") from None
+        raise ValueError(
+            f"probs must be a 1-d list of probabilities, got probs={probs!r:.80}."
+        ) from None
     if losses.shape != probs.shape or losses.ndim != 1:
-        raise ValueError(f"losses and probs must be 1-d of equal length, got {losses.shape} and {probs.shape}.")
+        raise ValueError(
+            f"losses and probs must be 1-d of equal length, got {losses.shape} and {probs.shape}."
+        )
     if not np.all(np.isfinite(losses)):
         raise ValueError("losses must be finite; put the mass of infinite losses in inf_mass.")
     if np.any(~np.isfinite(probs)) or np.any(probs < 0):
@@ -133,7 +161,7 @@ def pld_from_losses(losses: Sequence[float] | np.ndarray, probs: Sequence[float]
     if total > 1 + v.PMF_TOL:
         raise ValueError(f"probs plus inf_mass must not exceed 1, got {total!r}.")
     order = np.argsort(losses, kind="stable")
-    return PLD(losses[order], probs[order], inf_mass)
+    return PLD.trusted(losses[order], probs[order], inf_mass)
 
 
 def hockey_stick(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> float | np.ndarray:
@@ -145,7 +173,9 @@ def hockey_stick(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> float |
     try:
         eps_arr = np.atleast_1d(np.asarray(eps, dtype=float))
     except (TypeError, ValueError):
-        raise ValueError(f"eps must be a real number or a list of reals, got eps={eps!r:.80}.") from None
+        raise ValueError(
+            f"eps must be a real number or a list of reals, got eps={eps!r:.80}."
+        ) from None
     out = np.empty(eps_arr.shape)
     for i, e in enumerate(eps_arr):
         if math.isnan(e):
@@ -163,8 +193,12 @@ def tail_probability(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> flo
     """
     v.instance("pld", pld, PLD)
     eps_arr = v.reals("eps", eps, lo=-math.inf)
-    out = np.array([pld.inf_mass + math.fsum(pld.probs[np.searchsorted(pld.losses, e, side="left"):])
-                    for e in eps_arr])
+    out = np.array(
+        [
+            pld.inf_mass + math.fsum(pld.probs[np.searchsorted(pld.losses, e, side="left") :])
+            for e in eps_arr
+        ]
+    )
     return out if np.ndim(eps) else float(out[0])
 
 
@@ -184,23 +218,53 @@ def epsilon_for_delta(pld: PLD, delta: float) -> float:
 
 
 def _hockey_stick_fast(pld: PLD, e: float) -> float:
-    """:func:`hockey_stick` at one eps with numpy's pairwise sum instead of ``math.fsum``: every term
-    is >= 0, so its relative error is below ~log2(#atoms) x 1.1e-16, far inside the 1e-12 margins
-    that certify the search's result (:func:`shuffle_lib.core.fourier.epsilon_bracket`); 10-30x
-    faster on millions of atoms (profiled: fsum passes were 96 % of a single-round search)."""
+    """:func:`hockey_stick` at one eps with numpy's pairwise sum instead of ``math.fsum``: every
+    term is >= 0, so its relative error is below ~log2(#atoms) x 1.1e-16, far inside the 1e-12
+    margins that certify the search's result (:func:`shuffle_lib.core.fourier.epsilon_bracket`);
+    10-30x faster on millions of atoms (profiled: fsum passes were 96 % of a single-round
+    search)."""
     j = np.searchsorted(pld.losses, e, side="right")
     return pld.inf_mass + float(np.sum(pld.probs[j:] * -np.expm1(e - pld.losses[j:])))
+
+
+def loss_slack(pld: PLD) -> float:
+    """A bound on the rounding of the PLD's losses: 64 ulp of max(1, max abs(L) + max(-log P)).
+
+    Losses are computed in floating point (log P - log Q and the like, each log within an ulp of
+    its argument's log, abs(log Q) <= abs(log P) + abs(L)), so an atom can sit on the wrong side of
+    a target eps that it ties with.  Evaluating the hockey-stick divergence at eps - slack (upper
+    end) and eps + slack (lower end) keeps one-round brackets certified at ties (``delta rr
+    --eps0 0.3 --eps 0.3`` is [0, 0], exact 0: tests/test_certified_edges.py).  Errors of the
+    masses themselves (a mechanism's formulas) are the mechanism's to bound.
+    """
+    v.instance("pld", pld, PLD)
+    if not pld.losses.size:
+        return 0.0
+    pos = pld.probs[pld.probs > 0]
+    scale = float(np.max(np.abs(pld.losses))) + (
+        max(0.0, -math.log(float(pos.min()))) if pos.size else 0.0
+    )
+    return LOSS_SLACK_ULPS * 2.0 ** -52 * max(1.0, scale)
+
+
+def delta_both(pq: PLD, qp: PLD, eps: float | Sequence[float] | np.ndarray) -> np.ndarray:
+    """delta(eps) of a pair from the PLDs of its two directions: the larger hockey stick
+    (seed 000, Thm 5: a mechanism's delta is the max over both directions)."""
+    v.instance("pq", pq, PLD)
+    v.instance("qp", qp, PLD)
+    return np.maximum(hockey_stick(pq, eps), hockey_stick(qp, eps))
 
 
 def delta_exact(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
                 eps: float | Sequence[float] | np.ndarray) -> np.ndarray:
     """Tight delta(eps) of the pair (P, Q): max of both directions (seed 000, Thm 5)."""
     eps = v.reals("eps", eps, lo=0.0)
-    d = np.maximum(hockey_stick(pld_from_pmfs(p, q), eps), hockey_stick(pld_from_pmfs(q, p), eps))
-    return d
+    return delta_both(pld_from_pmfs(p, q), pld_from_pmfs(q, p), eps)
 
 
-def epsilon_exact(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray, delta: float) -> float:
+def epsilon_exact(
+    p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray, delta: float
+) -> float:
     """Tight eps(delta) of the pair (P, Q): the max of both directions' inverses.
 
     Source: seed 000 Thm 5, inverted.

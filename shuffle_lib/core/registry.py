@@ -2,17 +2,17 @@
 
 A :class:`Mechanism` names its parameters (:class:`Param`: type, allowed range, which direction is
 more private, help text), its source (seed and equation) and one ``build(**params)`` returning a
-:data:`~shuffle_lib.core.types.Model`.  The command line (:mod:`shuffle_lib.cli`), the evaluation
+:data:`~shuffle_lib.core.types.Model`.  The command line, the evaluation
 of brackets (:mod:`shuffle_lib.core.evaluate`), calibration, the Renyi route and the atlas chapter
 are generated from these declarations; a mechanism module never parses arguments itself.
 
-The mechanism modules register on import (``register(Mechanism(...))``); :func:`names` and
-:func:`get` import the mechanism layer first, so the registry is complete whoever asks.
+The mechanism modules register on import (``register(Mechanism(...))``).  The core knows no
+mechanism: the complete registry is read through the mechanism layer's ``names`` and ``get``,
+whose import registers every declaration.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -57,7 +57,9 @@ class Param:
         """The value, validated against the declared range (ValueError naming the option)."""
         if self.choices is not None:
             if value not in self.choices:
-                raise ValueError(f"{self.option} must be one of {', '.join(self.choices)}, got {value!r}.")
+                raise ValueError(
+                    f"{self.option} must be one of {', '.join(self.choices)}, got {value!r}."
+                )
             return value
         lo = -math.inf if self.lo is None else self.lo
         hi = math.inf if self.hi is None else self.hi
@@ -126,21 +128,3 @@ def register(mech: Mechanism) -> Mechanism:
         raise ValueError(f"mechanism {mech.name!r} is declared twice.")
     REGISTRY[mech.name] = mech
     return mech
-
-
-def _load() -> None:
-    importlib.import_module("shuffle_lib.mechanisms")
-
-
-def names() -> list[str]:
-    """Every registered mechanism, in declaration order."""
-    _load()
-    return list(REGISTRY)
-
-
-def get(name: str) -> Mechanism:
-    """The declaration of ``name`` (ValueError listing the known names)."""
-    _load()
-    if name not in REGISTRY:
-        raise ValueError(f"mechanism must be one of {', '.join(REGISTRY)}, got {name!r}.")
-    return REGISTRY[name]

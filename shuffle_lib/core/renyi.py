@@ -1,4 +1,5 @@
-"""Renyi divergences of discrete pairs and PLDs, and RDP -> (eps, delta): tools that know no mechanism.
+"""Renyi divergences of discrete pairs and PLDs, and RDP -> (eps, delta): tools that know no
+mechanism.
 
 D_lam(P||Q) = 1/(lam-1) log sum_o P(o)^lam Q(o)^(1-lam)  (seed 003 eq. 2; Mironov 2017),
 computed in log space by log-sum-exp over the atoms, for real lam > 1.
@@ -54,11 +55,15 @@ def renyi_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
     with np.errstate(divide="ignore"):
         lp, lq = np.log(p), np.log(q)
     lams = check_orders(lam)
-    return (np.array([log_divergence(lp, lq, x) for x in lams]), np.array([log_divergence(lq, lp, x) for x in lams]))
+    return (
+        np.array([log_divergence(lp, lq, x) for x in lams]),
+        np.array([log_divergence(lq, lp, x) for x in lams]),
+    )
 
 
 def renyi_pld(pld: PLD, lam: ArrayLike) -> np.ndarray:
-    """D_lam(P||Q) = 1/(lam-1) log E_P[e^{(lam-1)L}] from the PLD of P w.r.t. Q (inf if inf_mass > 0).
+    """D_lam(P||Q) = 1/(lam-1) log E_P[e^{(lam-1)L}] from the PLD of P w.r.t. Q (inf if inf_mass >
+    0).
 
     One direction only: D_lam(Q||P) needs the PLD of Q w.r.t. P (or Q << P and E_P[e^{-lam L}]).
 
@@ -89,8 +94,13 @@ def renyi_pld_bracket(pld: PLD, lam: ArrayLike, max_loss: float) -> tuple[np.nda
     lams = check_orders(lam)
     max_loss = v.real("max_loss", max_loss, 0.0, 700.0)
     lo = _log_moments(pld, lams)
-    hi = lo if pld.inf_mass == 0 else np.logaddexp(lo, math.log(pld.inf_mass) + (lams - 1) * max_loss)
-    return np.maximum(lo, 0.0) / (lams - 1), (hi + 1e-12 * np.abs(hi) + 1e-300) / (lams - 1)   # rounding
+    hi = (
+        lo
+        if pld.inf_mass == 0
+        else np.logaddexp(lo, math.log(pld.inf_mass) + (lams - 1) * max_loss)
+    )
+    # rounding
+    return np.maximum(lo, 0.0) / (lams - 1), (hi + 1e-12 * np.abs(hi) + 1e-300) / (lams - 1)
 
 
 def gdp_rdp(mu: float, lam: ArrayLike) -> np.ndarray:

@@ -37,10 +37,14 @@ def _pair(p, q):
 
 
 def _alphas(alpha):
-    """Type I errors in [0, 1]; a rounding overshoot of 1e-12 (a sum of probabilities) is clipped."""
+    """Type I errors in [0, 1]; a rounding overshoot of 1e-12 (a sum of probabilities) is
+    clipped."""
     alpha = v.array("alpha", alpha)
     if np.any(~np.isfinite(alpha)) or np.any(alpha < -1e-12) or np.any(alpha > 1 + 1e-12):
-        raise ValueError(f"alpha must lie in [0, 1], got {alpha[(alpha < 0) | (alpha > 1) | ~np.isfinite(alpha)].flat[0]!r}.")
+        raise ValueError(
+            "alpha must lie in [0, 1], got "
+            f"{alpha[(alpha < 0) | (alpha > 1) | ~np.isfinite(alpha)].flat[0]!r}."
+        )
     return np.clip(alpha, 0.0, 1.0)
 
 
@@ -63,7 +67,9 @@ def tradeoff_segments(p: Sequence[float] | np.ndarray,
             np.bincount(group, weights=q, minlength=ratios.size))
 
 
-def tradeoff_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def tradeoff_pmfs(
+    p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Breakpoints (alpha, beta) of T(P, Q), from (0, 1) to (1, 0); T is linear in between.
 
     alpha_j = the P-mass and 1 - beta_j the Q-mass of the first j pieces of
@@ -93,7 +99,9 @@ def tradeoff_at(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray
     return out if out.ndim else float(out)
 
 
-def renyi_from_tradeoff(da: Sequence[float] | np.ndarray, db: Sequence[float] | np.ndarray, lam: float) -> float:
+def renyi_from_tradeoff(
+    da: Sequence[float] | np.ndarray, db: Sequence[float] | np.ndarray, lam: float
+) -> float:
     """Seed 003 Lemma A.1: D_lam = (1/(lam-1)) log int_0^1 |T'(x)|^{1-lam} dx, T piecewise linear.
 
     ``da``, ``db``: lengths and drops of the pieces of T (:func:`tradeoff_segments`); a piece of
@@ -114,7 +122,8 @@ def renyi_from_tradeoff(da: Sequence[float] | np.ndarray, db: Sequence[float] | 
 
 
 def gaussian_tradeoff(mu: float, alpha: ArrayLike) -> float | np.ndarray:
-    """Seed 003 Lemma A.4 (Dong, Roth, Su 2022): T(N(m0, I), N(m1, I))(alpha) = Phi(Phi^{-1}(1-alpha) - mu),
+    """Seed 003 Lemma A.4 (Dong, Roth, Su 2022): T(N(m0, I), N(m1, I))(alpha) =
+    Phi(Phi^{-1}(1-alpha) - mu),
 
     mu = ||m1 - m0||_2 >= 0, alpha in [0, 1].
     """
@@ -132,7 +141,8 @@ def gdp_delta(mu: float, eps: float) -> float:
 
 
 def log_gaussian_delta(sigma: float, eps: float, sensitivity: float = 1.0) -> float:
-    """log delta(eps) of the Gaussian mechanism N(0, sigma^2) at L2 sensitivity D (Balle & Wang 2018, Thm 8):
+    """log delta(eps) of the Gaussian mechanism N(0, sigma^2) at L2 sensitivity D (Balle & Wang
+    2018, Thm 8):
 
     delta = Phi(D/(2 sigma) - eps sigma/D) - e^eps Phi(-D/(2 sigma) - eps sigma/D), in log space
     (-inf when delta = 0).  The one implementation of the Gaussian delta in the package.

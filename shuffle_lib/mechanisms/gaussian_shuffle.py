@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.constants import MAX_SIZE
 from shuffle_lib.core.tradeoff import gaussian_delta  # noqa: F401  (the n = 1 reference, public here)
 
 
@@ -38,16 +39,27 @@ def log_ratio(y: np.ndarray, sigma: float) -> np.ndarray:
     try:                       # no O(size) finiteness scan: this runs on every Monte Carlo chunk
         y = np.asarray(y, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"y must be an array of reals (one row per sample), got y={y!r:.80}.") from None
+        raise ValueError(
+            f"y must be an array of reals (one row per sample), got y={y!r:.80}."
+        ) from None
     if y.ndim == 0 or y.size == 0:
-        raise ValueError(f"y must be a non-empty array of reals (one row per sample), got shape {y.shape}.")
+        raise ValueError(
+            f"y must be a non-empty array of reals (one row per sample), got shape {y.shape}."
+        )
     a = (y - 0.5) / sigma ** 2
     m = a.max(axis=-1, keepdims=True)
     return (m + np.log(np.exp(a - m).mean(axis=-1, keepdims=True)))[..., 0]
 
 
-def delta_mc(n: int, sigma: float, eps: float, samples: int = 100_000, seed: int | None = 0, alpha: float = 1e-3,
-             chunk: int = 20_000) -> tuple[float, float, float, float]:
+def delta_mc(
+    n: int,
+    sigma: float,
+    eps: float,
+    samples: int = 100_000,
+    seed: int | None = 0,
+    alpha: float = 1e-3,
+    chunk: int = 20_000,
+) -> tuple[float, float, float, float]:
     """Monte Carlo delta(eps) of the shuffled Gaussian mechanism, both directions.
 
     Returns (estimate, lower, upper, stderr) for delta = max of the two directions:
@@ -63,7 +75,7 @@ def delta_mc(n: int, sigma: float, eps: float, samples: int = 100_000, seed: int
     eps = v.real("eps", eps, 0.0)
     samples = v.integer("samples", samples, lo=100, hi=10 ** 9)
     alpha = v.real("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
-    chunk = v.integer("chunk", chunk, lo=1, hi=10 ** 7)
+    chunk = v.integer("chunk", chunk, lo=1, hi=MAX_SIZE)
     if seed is not None:
         seed = v.integer("seed", seed, lo=0, hi=2 ** 63 - 1)
     rng = np.random.default_rng(seed)

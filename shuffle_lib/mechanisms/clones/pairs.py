@@ -37,6 +37,7 @@ from typing import Literal
 import numpy as np
 from scipy.stats import binom
 
+from shuffle_lib.core import search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import tail_range
 from shuffle_lib.core.registry import Param
@@ -69,7 +70,9 @@ def general_pair(p: float, u: float, w: float, name: str = "general") -> Pair:
     w = v.real("w", w, 0.0, u)
     if u + w > 1.0:
         raise ValueError(f"u + w must be <= 1, got u={u!r}, w={w!r}.")
-    return Pair(name, u + w == 1.0, "the decomposition it was built from", "general clone pair", (p, u, w))
+    return Pair(
+        name, u + w == 1.0, "the decomposition it was built from", "general clone pair", (p, u, w)
+    )
 
 
 def _rest(eps0: float, pr: Pair) -> float:
@@ -93,25 +96,48 @@ def _puw(eps0: float, pr: Pair) -> tuple[float, float, float]:
 
 
 PAIRS = {
-    "fmt21": Pair("fmt21", True, "every eps0-LDP randomiser, substitution neighbours, adaptive",
-                  "Feldman et al. 2021 Thm 3.2; seed 001 eq. 3.1"),
-    "stronger": Pair("stronger", True, "randomisers with R(x) >= (R(x0)+R(x1))/(e^eps0+1) for all x, x0, x1 "
-                     "(binary and k-ary RR)", "Feldman et al. 2023 (stronger clones, with erratum)"),
-    "koskela": Pair("koskela", False, "as printed in seed 000 eq. 5.1 (looser than fmt21; not eps0-DP at n=1)",
-                    "seed 000 eq. 5.1-5.2"),
+    "fmt21": Pair(
+        "fmt21",
+        True,
+        "every eps0-LDP randomiser, substitution neighbours, adaptive",
+        "Feldman et al. 2021 Thm 3.2; seed 001 eq. 3.1",
+    ),
+    "stronger": Pair(
+        "stronger",
+        True,
+        "randomisers with R(x) >= (R(x0)+R(x1))/(e^eps0+1) for all x, x0, x1 (binary and k-ary RR)",
+        "Feldman et al. 2023 (stronger clones, with erratum)",
+    ),
+    "koskela": Pair(
+        "koskela",
+        False,
+        "as printed in seed 000 eq. 5.1 (looser than fmt21; not eps0-DP at n=1)",
+        "seed 000 eq. 5.1-5.2",
+    ),
 }
 MAX_N = 10 ** 9
 SUBSAMPLED = "subsampled"      # the name of subsample.SUB, whose weights come from pr.name here
-Prepared = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]   # prepare's arrays
+# prepare's arrays
+Prepared = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]
 
 # the parameters every clones-pair shuffler declares (shuffle_lib.core.registry)
-N_PARAM = Param("n", int, "number of users, the differing one included", lo=1, hi=MAX_N, more_private="up")
-EPS0_PARAM = Param("eps0", float, "LDP parameter of the local randomiser, in (0, 30]", lo=0.0, hi=30.0, lo_open=True,
-                   more_private="down")
+N_PARAM = Param(
+    "n", int, "number of users, the differing one included", lo=1, hi=MAX_N, more_private="up"
+)
+EPS0_PARAM = Param(
+    "eps0",
+    float,
+    "LDP parameter of the local randomiser, in (0, 30]",
+    lo=0.0,
+    hi=30.0,
+    lo_open=True,
+    more_private="down",
+)
 
 
 def check_params(n: int, eps0: float, pair: str | Pair) -> tuple[int, float, Pair]:
-    """(n, eps0, the Pair named ``pair``) validated: n in [1, MAX_N], eps0 in (0, 30], pair a key of PAIRS."""
+    """(n, eps0, the Pair named ``pair``) validated: n in [1, MAX_N], eps0 in (0, 30], pair a key of
+    PAIRS."""
     n = v.integer("n", n, lo=1, hi=MAX_N)
     if isinstance(pair, Pair) and pair.weights is not None:   # a general pair: eps0 is not read
         return n, eps0, pair
@@ -124,12 +150,14 @@ def check_params(n: int, eps0: float, pair: str | Pair) -> tuple[int, float, Pai
 def clone_probability(eps0: float, pair: str = "fmt21") -> float:
     """p_clone: e^-eps0 (fmt21, koskela; seed 000 eq. 5.2) or 2/(e^eps0+1) (stronger)."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
-    v.choice("pair", pair, sorted(PAIRS) + [SUBSAMPLED])   # the subsampled pair clones as fmt21 does
+    # the subsampled pair clones as fmt21 does
+    v.choice("pair", pair, sorted(PAIRS) + [SUBSAMPLED])
     return 2.0 / (math.exp(eps0) + 1.0) if pair == "stronger" else math.exp(-eps0)
 
 
 def report_probability(eps0: float) -> float:
-    """q = e^eps0/(e^eps0 + 1), the law of Delta (seed 000 eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2)."""
+    """q = e^eps0/(e^eps0 + 1), the law of Delta (seed 000 eq. 5.1-5.2; Feldman et al. 2021 Thm
+    3.2)."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     return 1.0 / (1.0 + math.exp(-eps0))
 
@@ -173,7 +201,8 @@ def shared_weights(n: int, eps0: float, pr: Pair, s: int | np.ndarray
     with np.errstate(divide="ignore"):
         odds = rest / (u + w0) * (n - s) / np.maximum(s, 1) * p / (1 - p)
     w = np.where(s == 0, 0.0, 1.0 / (1.0 + odds))
-    # 1 - w as odds / (1 + odds): 1.0 - w cancelled where odds is tiny (issue 17: koskela atom masses
+    # 1 - w as odds / (1 + odds): 1.0 - w cancelled where odds is tiny (issue 17: koskela atom
+    # masses
     # 3e-8 off at eps0 = 8, n = 60); with s = 0, w = 0 and 1 - w = 1
     ga = np.where(s == 0, 1.0, odds / (1.0 + odds))
     if w0 == 0.0:
@@ -198,11 +227,17 @@ def loss(s: int | np.ndarray, a: int | np.ndarray, al: float | np.ndarray, be: f
         return np.where(s == 0, 0.0, np.log(num) - np.log(den))
 
 
-def conditional_tails(s: int | np.ndarray, k: int | np.ndarray, al: float | np.ndarray, be: float | np.ndarray,
-                      ga: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def conditional_tails(
+    s: int | np.ndarray,
+    k: int | np.ndarray,
+    al: float | np.ndarray,
+    be: float | np.ndarray,
+    ga: float | np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """sum_{a >= k} P_s(a) and sum_{a >= k} Q_s(a), via Bin(s-1,1/2) and Bin(s,1/2) tails.
 
-    Source: seed 000 Lemmas B.1-B.3 (P_s, Q_s of the module docstring).  Any integer k (k <= 0: the whole mass).
+    Source: seed 000 Lemmas B.1-B.3 (P_s, Q_s of the module docstring).  Any integer k (k <= 0: the
+    whole mass).
     """
     v.integers("s", s, 0, MAX_N)
     v.integers("k", k, -MAX_N - 1, MAX_N + 1)
@@ -226,9 +261,16 @@ def _atom(s, a, al, be, ga):
     return nn * num, nn * den
 
 
-def loss_threshold(s: int | np.ndarray, al: float | np.ndarray, be: float | np.ndarray, ga: float | np.ndarray,
-                   eps: float, ties: Literal["closed", "count"] = "closed") -> np.ndarray:
-    """Smallest a with loss > eps (the loss is increasing in a since al > be); near ties per ``ties``.
+def loss_threshold(
+    s: int | np.ndarray,
+    al: float | np.ndarray,
+    be: float | np.ndarray,
+    ga: float | np.ndarray,
+    eps: float,
+    ties: Literal["closed", "count"] = "closed",
+) -> np.ndarray:
+    """Smallest a with loss > eps (the loss is increasing in a since al > be); near ties per
+    ``ties``.
 
     The closed-form root x cancels when e^eps is large (its distance to the next integer is
     O(s / e^eps), below its rounding: randomiser n = 1, P0 = [1/4, 1/4, 1/2], P1 = [1/2, 1e-12, ...]
@@ -259,9 +301,14 @@ def loss_threshold(s: int | np.ndarray, al: float | np.ndarray, be: float | np.n
         num = 2 * al * a + 2 * be * (s - a) + ga * s
         den = 2 * al * (s - a) + 2 * be * a + ga * s
         ok = (a >= 0) & (a <= s)
-        return np.where(ok & (num > e * den * (1 + 1e-14)), 1, np.where(ok & (num * (1 + 1e-14) < e * den), -1, 0))
+        return np.where(
+            ok & (num > e * den * (1 + 1e-14)),
+            1,
+            np.where(ok & (num * (1 + 1e-14) < e * den), -1, 0),
+        )
     with np.errstate(over="ignore", invalid="ignore"):
-        least = 0 if ties == "count" else 1          # count: a tie (side 0) is counted; closed: x keeps it
+        # count: a tie (side 0) is counted; closed: x keeps it
+        least = 0 if ties == "count" else 1
         k = np.where(side(k - 1) >= least, k - 1, k)
         return np.where((k <= s) & (side(k) < 0), k + 1, k).astype(np.int64)
 
@@ -303,11 +350,15 @@ def delta_inf(n: int, eps0: float, pair: str | Pair = "fmt21") -> float:
         return u if p == 0.0 else u * (p / 2) ** (n - 1)
     if pr.full:
         return 0.0
-    return math.exp(math.log(report_probability(eps0)) + (n - 1) * (math.log(clone_probability(eps0, pair)) - math.log(2)))
+    return math.exp(
+        math.log(report_probability(eps0))
+        + (n - 1) * (math.log(clone_probability(eps0, pair)) - math.log(2))
+    )
 
 
 def prepare(n: int, eps0: float, pr: Pair, tau: float) -> Prepared:
-    """The arrays :func:`bracket_at` reads: (s, P(S=s), al, be, ga) over :func:`s_range`, and the S-mass left out."""
+    """The arrays :func:`bracket_at` reads: (s, P(S=s), al, be, ga) over :func:`s_range`, and the
+    S-mass left out."""
     n = _check_kernel(n, pr, tau)
     s_lo, s_hi, out = s_range(n, eps0, pr, tau)
     s = np.arange(s_lo, s_hi + 1)
@@ -339,8 +390,10 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
     # Each candidate d = T_P - e^eps T_Q is within 1e-12 of its magnitude m = T_P + e^eps T_Q (plus
     # the atoms added or removed) of its exact value, so the ends take the max of d -/+ 1e-12 m.
     d, m, tqs = [tp - e * tq], [tp + e * tq], [tq]
-    pas, qas = _atom(s, np.stack([k - 1, k - 2, k, k + 1]), al, be, ga)   # one binom.pmf call for the four
-    for sign in (-1, 1):                         # k-1, k-2 add atoms k-1, k-2; k+1, k+2 remove k, k+1
+    # one binom.pmf call for the four
+    pas, qas = _atom(s, np.stack([k - 1, k - 2, k, k + 1]), al, be, ga)
+    # k-1, k-2 add atoms k-1, k-2; k+1, k+2 remove k, k+1
+    for sign in (-1, 1):
         up, uq, mag = tp, tq, tp + e * tq
         for j in range(2):
             pa, qa = pas[j + (0 if sign < 0 else 2)], qas[j + (0 if sign < 0 else 2)]
@@ -350,7 +403,8 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
             m.append(mag)
             tqs.append(uq)
     d, m = np.array(d), 1e-12 * np.array(m)
-    best = np.argmax(d, axis=0)                  # the threshold of the max: its Q-tail gives the slope
+    # the threshold of the max: its Q-tail gives the slope
+    best = np.argmax(d, axis=0)
     val = math.fsum(ps * np.max(np.maximum(d, 0.0), axis=0))
     lo = math.fsum(ps * np.max(np.maximum(d - m, 0.0), axis=0)) * (1 - 1e-15) - s.size * 1e-307
     hi = math.fsum(ps * np.max(np.maximum(d + m, 0.0), axis=0)) * (1 + 1e-15) + s.size * 1e-307
@@ -359,7 +413,9 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
     return (lo, hi, val, -e * mq) if slope else (lo, hi)
 
 
-def delta_bracket_single(n: int, eps0: float, eps: float, pair: str | Pair = "fmt21", tau: float | None = None) -> Bracket:
+def delta_bracket_single(
+    n: int, eps0: float, eps: float, pair: str | Pair = "fmt21", tau: float | None = None
+) -> Bracket:
     """Certified Bracket for the single-round delta(eps) of the pair, O(#s) binomial tails.
 
     delta = sum_s P(S=s) [T_P(a*_s) - e^eps T_Q(a*_s)] over the kept range of s (a*_s the first
@@ -406,7 +462,8 @@ def epsilon_bracket_single(n: int, eps0: float, delta: float, pair: str | Pair =
     big = prep[0].size > 20000            # tails at the median are slow: skip the eps = 0 probe
     if not big and f(0.0)[1] <= delta:
         return Bracket(0.0, 0.0)
-    if (not pr.full or pr.weights is not None) and f(top)[0] > delta:   # delta below delta(inf): no finite eps
+    # delta below delta(inf): no finite eps
+    if (not pr.full or pr.weights is not None) and f(top)[0] > delta:
         return Bracket(top, math.inf)
     x0 = 0.0
     if big:                               # a Riemann sum over every k-th s finds a starting point
@@ -415,12 +472,9 @@ def epsilon_bracket_single(n: int, eps0: float, delta: float, pair: str | Pair =
         coarse = (coarse[0], coarse[1] * k) + coarse[2:]
         x0 = _root(coarse, delta, top)[0]
     x, gap = _root(prep, delta, top, x0)
-    lo, step = x, gap
-    while lo > 0 and f(lo)[0] <= delta:
-        lo, step = max(lo - step, 0.0), 2 * step
-    hi, step = x, gap
-    while hi < top and f(hi)[1] > delta:
-        hi, step = min(hi + step, top), 2 * step
+    # nudged outwards until verified
+    lo = search.step_out(lambda e: f(e)[0] > delta, x, gap, True, 0.0)
+    hi = search.step_out(lambda e: f(e)[1] <= delta, x, gap, False, top)
     return Bracket(lo, hi if f(hi)[1] <= delta else math.inf)
 
 
@@ -450,7 +504,8 @@ def _root(prep, delta, top, x=0.0):
 
 
 def clone_top_loss(n: int, eps0: float, pr: Pair) -> float:
-    """An eps above every finite loss of the pair at n users (where the tail cut's dropped mass goes).
+    """An eps above every finite loss of the pair at n users (where the tail cut's dropped mass
+    goes).
 
     Full pairs: eps0.  Fixed-weight pairs: the three cases below.  koskela (al = w_s, be = 0,
     ga = 1 - w_s): at S = s < n the largest finite loss is log(1 + 2 w_s/(1 - w_s)) at a = s, and

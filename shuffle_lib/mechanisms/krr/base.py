@@ -38,11 +38,12 @@ from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
+from shuffle_lib.core.constants import BINOMIAL_TAIL
 from shuffle_lib.core.pld import PLD, hockey_stick
 
 Adversary = Literal["strong", "weak"]
 
-TAIL = 1e-40          # default mass cut from the tails of each PLD
+TAIL = BINOMIAL_TAIL  # default mass cut from the tails of each PLD
 MAX_ATOMS = 10 ** 7   # refuse PLDs needing more atoms than this (memory)
 
 
@@ -108,7 +109,9 @@ def _ragged(lo, hi):
     counts = np.maximum(hi - lo + 1, 0)
     total = int(counts.sum())
     if total > MAX_ATOMS:
-        raise ValueError(f"n is too large: the PLD needs {total:.3g} atoms, more than MAX_ATOMS={MAX_ATOMS:.3g}.")
+        raise ValueError(
+            f"n is too large: the PLD needs {total:.3g} atoms, more than MAX_ATOMS={MAX_ATOMS:.3g}."
+        )
     block = np.repeat(np.arange(lo.size), counts)
     start = np.cumsum(counts) - counts
     return block, np.arange(total) - start[block] + lo[block]
@@ -136,10 +139,10 @@ def _finish(losses, probs, inf_mass, cut):
     keep = probs > 0
     losses, probs = losses[keep], probs[keep]
     losses, probs = _merge(losses, probs)       # built by construction: no re-validation
-    lower = PLD(losses, probs, float(inf_mass))
+    lower = PLD.trusted(losses, probs, float(inf_mass))
     if cut == 0:
         return KrrPLD(lower, lower, 0.0, int(losses.size))
-    upper = PLD(lower.losses, lower.probs, lower.inf_mass + cut)   # cut mass sent to +inf
+    upper = lower.with_mass_at_infinity(cut)
     return KrrPLD(upper, lower, cut, int(losses.size))
 
 
@@ -180,10 +183,13 @@ def _strong_pld(n, gamma, k, tail):
     return _finish(losses, probs, inf_mass, cut)
 
 
-def weak_loss(u: int | np.ndarray, w: int | np.ndarray, b: int | np.ndarray, gamma: float, k: int) -> np.ndarray:
+def weak_loss(
+    u: int | np.ndarray, w: int | np.ndarray, b: int | np.ndarray, gamma: float, k: int
+) -> np.ndarray:
     """Loss of the A_w view (000 App. A): log[((1-g)u + g(b+1)/k) / ((1-g)w + g(b+1)/k)].
 
-    Vectorised over the counts u, w, b (integers in [0, 1e9]), gamma (in (0, 1]) and k (in [2, 1e6])."""
+    Vectorised over the counts u, w, b (integers in [0, 1e9]), gamma (in (0, 1]) and k (in [2,
+    1e6])."""
     if np.any(v.array("gamma", gamma, lo=0.0, hi=1.0) == 0.0):
         raise ValueError(f"gamma must lie in (0, 1], got gamma={gamma!r:.80}.")
     v.integers("k", k, 2, 10 ** 6)
@@ -258,7 +264,9 @@ def _weak_pld(n, gamma, k, tail):
             losses, probs, held = [merged[0]], [merged[1]], merged[0].size
     losses, probs = np.concatenate(losses), np.concatenate(probs)
     if losses.size > MAX_ATOMS:
-        raise ValueError(f"n={n} is too large: the weak PLD needs {losses.size:.3g} atoms (> {MAX_ATOMS:.3g}).")
+        raise ValueError(
+            f"n={n} is too large: the weak PLD needs {losses.size:.3g} atoms (> {MAX_ATOMS:.3g})."
+        )
     return _finish(losses, probs, 0.0, tail + pruned)
 
 

@@ -1,4 +1,5 @@
-"""Independent checks of :mod:`shuffle_lib.mechanisms.krr`: brute force, and the seed's loose readings.
+"""Independent checks of :mod:`shuffle_lib.mechanisms.krr`: brute force, and the seed's loose
+readings.
 
 * Brute force: enumerate every outcome of every local
   randomiser for tiny n and k (each party: truthful w.p. 1 - gamma, else one of
@@ -26,9 +27,9 @@ from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
-from shuffle_lib.mechanisms.krr import base as krr
 from shuffle_lib.core.pld import delta_exact, product_pmfs, tail_probability
 from shuffle_lib.core.types import ArrayLike
+from shuffle_lib.mechanisms.krr import base as krr
 
 VIEWS = ("strong", "weak", "plain")
 View = Literal["strong", "weak", "plain"]
@@ -72,11 +73,21 @@ def view_pmfs(n: int, gamma: float, k: int, view: View,
     lp = _view_pmf(others + (0,), gamma, k, view)
     lq = _view_pmf(others + (1,), gamma, k, view)
     keys = sorted(set(lp) | set(lq))
-    return (np.array([float(lp.get(s, 0)) for s in keys]), np.array([float(lq.get(s, 0)) for s in keys]))
+    return (
+        np.array([float(lp.get(s, 0)) for s in keys]),
+        np.array([float(lq.get(s, 0)) for s in keys]),
+    )
 
 
-def brute_delta(n: int, gamma: float, k: int, view: View, eps: ArrayLike, others: Sequence[int] | None = None,
-                n_c: int = 1) -> np.ndarray:
+def brute_delta(
+    n: int,
+    gamma: float,
+    k: int,
+    view: View,
+    eps: ArrayLike,
+    others: Sequence[int] | None = None,
+    n_c: int = 1,
+) -> np.ndarray:
     """Tight delta(eps) (both directions) of n_c rounds of one view, by enumeration.
 
     Source: seed 000 Thm 5 on the enumerated views.
@@ -111,7 +122,8 @@ def reading_independent_tail(n: int, gamma: float, k: int, eps: float) -> float:
     n, gamma, k = krr.check_params(n, gamma, k)
     eps = v.real("eps", eps, 0.0, lo_open=True)
     a = np.arange(n)
-    cmax = np.floor((a + 1) * math.exp(-eps) * (1 + 1e-12))   # (a+1)/c >= e^eps  <=>  c <= (a+1)e^-eps
+    # (a+1)/c >= e^eps  <=>  c <= (a+1)e^-eps
+    cmax = np.floor((a + 1) * math.exp(-eps) * (1 + 1e-12))
     return float(np.sum(binom.pmf(a, n - 1, gamma / k) * binom.cdf(cmax, n - 1, gamma / k)))
 
 
@@ -164,11 +176,15 @@ def reading_weak_independent_tail(n: int, gamma: float, k: int, eps: ArrayLike,
         order = np.argsort(z)
         csum = np.cumsum(w[order][::-1])[::-1]                        # P[Z >= z_(i)]
         idx = np.searchsorted(z[order], eps, side="left")
-        total += binom.pmf(b, n - 1, gamma) * np.where(idx < z.size, csum[np.minimum(idx, z.size - 1)], 0.0)
+        total += binom.pmf(b, n - 1, gamma) * np.where(
+            idx < z.size, csum[np.minimum(idx, z.size - 1)], 0.0
+        )
     return total if total.size > 1 else float(total[0])
 
 
-def weak_readings(n: int, gamma: float, k: int, eps: ArrayLike) -> dict[str, float] | dict[str, list[float]]:
+def weak_readings(
+    n: int, gamma: float, k: int, eps: ArrayLike
+) -> dict[str, float] | dict[str, list[float]]:
     """One round, A_w: the seed's reading beside the exact value (dict of floats, or of
     lists when ``eps`` is a list).
 
@@ -188,7 +204,9 @@ def weak_readings(n: int, gamma: float, k: int, eps: ArrayLike) -> dict[str, flo
 # ---- the seed's Thm 8 form for compositions: tails of the summed loss -------------------
 
 
-def independent_losses(n: int, gamma: float, k: int, tail: float = 1e-30) -> tuple[np.ndarray, np.ndarray, float]:
+def independent_losses(
+    n: int, gamma: float, k: int, tail: float = 1e-30
+) -> tuple[np.ndarray, np.ndarray, float]:
     """Atoms of Z = log(N1/N2), N1 = Bin(n-1, g/k) + 1, N2 = Bin(n-1, g/k) independent
     (000 eq. 4.1 / Thm 8 read literally): (losses, probs, mass at +inf)."""
     n, gamma, k = krr.check_params(n, gamma, k)
@@ -198,11 +216,21 @@ def independent_losses(n: int, gamma: float, k: int, tail: float = 1e-30) -> tup
     f = binom.pmf(x, n - 1, gamma / k)
     a, c = np.meshgrid(x, x[x > 0], indexing="ij")
     pa, pc = np.meshgrid(f, f[x > 0], indexing="ij")
-    return np.log1p((a + 1 - c) / c).ravel(), (pa * pc).ravel(), float(binom.pmf(0, n - 1, gamma / k))
+    return (
+        np.log1p((a + 1 - c) / c).ravel(),
+        (pa * pc).ravel(),
+        float(binom.pmf(0, n - 1, gamma / k)),
+    )
 
 
-def composed_tail(losses: Sequence[float] | np.ndarray, probs: Sequence[float] | np.ndarray, inf_mass: float, n_c: int,
-                  eps: ArrayLike, h: float = 1e-3) -> list[tuple[float, float]]:
+def composed_tail(
+    losses: Sequence[float] | np.ndarray,
+    probs: Sequence[float] | np.ndarray,
+    inf_mass: float,
+    n_c: int,
+    eps: ArrayLike,
+    h: float = 1e-3,
+) -> list[tuple[float, float]]:
     """(lower, upper) for P[L_1 + ... + L_{n_c} >= eps], L_i iid (000 Thm 8 form).
 
     Losses rounded down / up to multiples of h (the tail is monotone in each L_i), the
@@ -215,9 +243,13 @@ def composed_tail(losses: Sequence[float] | np.ndarray, probs: Sequence[float] |
     probs = v.array("probs", probs, ndim=1, lo=0.0, hi=1.0)
     inf_mass = v.real("inf_mass", inf_mass, 0.0, 1.0)
     if probs.shape != losses.shape:
-        raise ValueError(f"losses and probs must have the same length, got {losses.size} and {probs.size}.")
+        raise ValueError(
+            f"losses and probs must have the same length, got {losses.size} and {probs.size}."
+        )
     if math.fsum(probs) + inf_mass > 1.0 + 1e-9:
-        raise ValueError(f"probs and inf_mass must sum to at most 1, got {math.fsum(probs) + inf_mass!r}.")
+        raise ValueError(
+            f"probs and inf_mass must sum to at most 1, got {math.fsum(probs) + inf_mass!r}."
+        )
     h = v.real("h", h, 0.0, 1.0, lo_open=True)
     out = []
     for rounder in (np.floor, np.ceil):

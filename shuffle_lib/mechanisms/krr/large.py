@@ -1,4 +1,5 @@
-"""Certified coarse PLD pairs of shuffled k-RR for large n (companion of :mod:`shuffle_lib.mechanisms.krr`).
+"""Certified coarse PLD pairs of shuffled k-RR for large n (companion of
+:mod:`shuffle_lib.mechanisms.krr`).
 
 The exact PLDs of :mod:`shuffle_lib.mechanisms.krr` have O(n log) (A_s) and Theta(n^{3/2})
 (A_w) atoms.  Beyond their size limits the views are grouped into blocks along
@@ -19,14 +20,22 @@ import numpy as np
 from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
-from shuffle_lib.mechanisms.krr import base as _krr
 from shuffle_lib.core.binomial import binom_window
-from shuffle_lib.mechanisms.krr.base import KrrPLD, check_params, eps0_from_gamma, krr_probs, weak_loss
 from shuffle_lib.core.pld import PLD
+from shuffle_lib.mechanisms.krr import base as _krr
+from shuffle_lib.mechanisms.krr.base import (
+    KrrPLD,
+    check_params,
+    eps0_from_gamma,
+    krr_probs,
+    weak_loss,
+)
 
 
 @lru_cache(maxsize=4)
-def weak_pld_binned(n: int, gamma: float, k: int, blocks: int = 24, h: float = 1e-5, tail: float = 1e-20) -> KrrPLD:
+def weak_pld_binned(
+    n: int, gamma: float, k: int, blocks: int = 24, h: float = 1e-5, tail: float = 1e-20
+) -> KrrPLD:
     """Certified *coarse* A_w PLDs for large n, where the exact view space is too big.
 
     The views (u, w, b) are grouped by (m1, m2) and by blocks of b.  Unconditionally
@@ -71,7 +80,9 @@ def weak_pld_binned(n: int, gamma: float, k: int, blocks: int = 24, h: float = 1
             hi_l = np.minimum(np.maximum(l_s, l_e), e0)    # true losses lie in [-eps0, eps0]
             lo_l = np.maximum(np.minimum(l_s, l_e), -e0)
             mass = (pv * pb).ravel()
-            up += np.bincount((np.ceil(hi_l / h).astype(np.int64) + size).ravel(), weights=mass, minlength=up.size)
+            up += np.bincount(
+                (np.ceil(hi_l / h).astype(np.int64) + size).ravel(), weights=mass, minlength=up.size
+            )
             low += np.bincount((np.floor(lo_l / h).astype(np.int64) + size).ravel(), weights=mass,
                                minlength=low.size)
     grid = (np.arange(up.size) - size) * h
@@ -117,14 +128,18 @@ def strong_pld_binned(n: int, gamma: float, k: int, cells: int = 2 * 10 ** 6, h:
     s, e = edges[None, :-1], edges[None, 1:] - 1
     aa = a[:, None]
     with np.errstate(under="ignore"):
-        mass = (1.0 - gamma) * binom.pmf(aa, N, p) * (binom.cdf(e, N - aa, q) - binom.cdf(s - 1, N - aa, q))
+        mass = (
+            (1.0 - gamma)
+            * binom.pmf(aa, N, p)
+            * (binom.cdf(e, N - aa, q) - binom.cdf(s - 1, N - aa, q))
+        )
     hi_l, lo_l = np.log((aa + 1) / s), np.log((aa + 1) / e)
     loss_up = np.append(np.broadcast_to(hi_l, mass.shape).ravel(), 0.0)
     loss_low = np.append(np.broadcast_to(lo_l, mass.shape).ravel(), 0.0)
     mass = np.append(np.clip(mass, 0.0, None).ravel(), gamma)
     inf_mass = (1.0 - gamma) * math.exp(N * math.log1p(-p))
     cut = (1.0 - gamma) * tail
-    return KrrPLD(_grid_pld(loss_up, mass, h, np.ceil, inf_mass + cut),
+    return KrrPLD(_grid_pld(loss_up, mass, h, np.ceil, inf_mass).with_mass_at_infinity(cut),
                   _grid_pld(loss_low, mass, h, np.floor, inf_mass), cut, int(mass.size))
 
 
@@ -136,5 +151,9 @@ def bin_pair(pl: KrrPLD, h: float) -> KrrPLD:
     """
     v.instance("pl", pl, KrrPLD)
     h = v.real("h", h, 0.0, 1.0, lo_open=True)
-    return KrrPLD(_grid_pld(pl.upper.losses, pl.upper.probs, h, np.ceil, pl.upper.inf_mass),
-                  _grid_pld(pl.lower.losses, pl.lower.probs, h, np.floor, pl.lower.inf_mass), pl.cut, pl.atoms)
+    return KrrPLD(
+        _grid_pld(pl.upper.losses, pl.upper.probs, h, np.ceil, pl.upper.inf_mass),
+        _grid_pld(pl.lower.losses, pl.lower.probs, h, np.floor, pl.lower.inf_mass),
+        pl.cut,
+        pl.atoms,
+    )

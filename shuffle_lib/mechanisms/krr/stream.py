@@ -43,16 +43,19 @@ from shuffle_lib.core.binomial import binom_window
 from shuffle_lib.core.types import Bracket
 from shuffle_lib.mechanisms.krr.base import Adversary, check_params, eps0_from_gamma, krr_probs
 
-STREAM_TAIL = 1e-12   # P-mass left out by the windows (redone at 1e-6 delta where delta < 1e-8; eps: 1e-6 delta)
+# P-mass left out by the windows (redone at 1e-6 delta where delta < 1e-8; eps: 1e-6 delta)
+STREAM_TAIL = 1e-12
 ROUND = 1e-9          # relative floating-point margin on each end
 CHUNK = 1 << 20       # (b, u) cells per streamed chunk
 BLOCK_ABOVE = 3 * 10 ** 7   # A_w with more (b, u) cells than this is bracketed on blocks of b
 EPS_BLOCK_ABOVE = 10 ** 5   # the same for eps searches (their blocks stop once an end is decided)
-BLOCK_RTOL = 1e-3     # the blocked bracket's relative width on delta (delta queries; ~1e-9 streamed)
+# the blocked bracket's relative width on delta (delta queries; ~1e-9 streamed)
+BLOCK_RTOL = 1e-3
 
 
 def _windows(n, gamma, k, tail):
-    """b values and their u windows [lo, hi + 1]; P-mass outside <= tail (half on b, half on u | b)."""
+    """b values and their u windows [lo, hi + 1]; P-mass outside <= tail (half on b, half on u |
+    b)."""
     N = n - 1
     b_lo, b_hi = binom_window(N, gamma, tail / 2)
     bs = np.arange(b_lo, b_hi + 1)
@@ -66,7 +69,9 @@ def _chunks(bs, lo, hi):
     ends = np.cumsum(counts)
     start = 0
     while start < bs.size:
-        stop = max(int(np.searchsorted(ends, ends[start] - counts[start] + CHUNK, side="right")), start + 1)
+        stop = max(
+            int(np.searchsorted(ends, ends[start] - counts[start] + CHUNK, side="right")), start + 1
+        )
         c = counts[start:stop]
         blk = np.repeat(np.arange(start, stop), c)
         first = np.cumsum(c) - c
@@ -93,7 +98,9 @@ def _pmf(w, m, r):
     return binom.pmf(w, m, r)
 
 
-def weak_delta_lower(n: int, gamma: float, k: int, eps: np.ndarray, tail: float, stride: int = 1) -> np.ndarray:
+def weak_delta_lower(
+    n: int, gamma: float, k: int, eps: np.ndarray, tail: float, stride: int = 1
+) -> np.ndarray:
     """Sum of [P - e^eps Q]_+ over the A_w views whose (b, u) lie in the windows: the lower end.
 
     ``stride`` > 1 samples every stride-th b and u (weight stride^2): an uncertified estimate, used
@@ -120,7 +127,8 @@ def weak_delta_lower(n: int, gamma: float, k: int, eps: np.ndarray, tail: float,
 
 
 def _weak_cells(b, u, gamma, k, ee):
-    """For each e^eps in ``ee``: the sum over w of [P_b(u, w) - e^eps Q_b(u, w)]_+ at each cell (b, u).
+    """For each e^eps in ``ee``: the sum over w of [P_b(u, w) - e^eps Q_b(u, w)]_+ at each cell (b,
+    u).
 
     Given M1 = u (or u - 1) the ratio falls in w, so the positive part is the prefix w <= W*: CDFs
     of M2 | M1 ~ Bin(b - M1, 1/(k-1)).  Seed 000 Def. 9, App. A."""
@@ -143,7 +151,8 @@ def _weak_cells(b, u, gamma, k, ee):
 
 
 def _weak_rows(gamma, k, bs, lo, hi, ee):
-    """``rows[j, i]``: the sum of [P_b - e^eps_i Q_b]_+ over the u-window [lo_j, hi_j] of b = bs[j]."""
+    """``rows[j, i]``: the sum of [P_b - e^eps_i Q_b]_+ over the u-window [lo_j, hi_j] of b =
+    bs[j]."""
     rows = np.zeros((bs.size, ee.size))
     for blk, b, u in _chunks(bs, lo, hi):
         for i, cells in enumerate(_weak_cells(b, u, gamma, k, ee)):
@@ -151,8 +160,15 @@ def _weak_rows(gamma, k, bs, lo, hi, ee):
     return rows
 
 
-def weak_delta_blocked(n: int, gamma: float, k: int, eps: np.ndarray, tail: float,
-                       rtol: float = BLOCK_RTOL, target: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def weak_delta_blocked(
+    n: int,
+    gamma: float,
+    k: int,
+    eps: np.ndarray,
+    tail: float,
+    rtol: float = BLOCK_RTOL,
+    target: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Certified ends ``(lower, upper)`` of the one-round A_w delta(eps), from blocks of b.
 
     Given B = b the adversary's pair (P_b, Q_b) is the law of the counts (u, w) of reports 1 and 2
@@ -198,7 +214,9 @@ def weak_delta_blocked(n: int, gamma: float, k: int, eps: np.ndarray, tail: floa
         if not wide.any():
             return low, np.minimum(up, 1.0)
         gap = (up_j - low_j)[:, wide].max(axis=1)
-        split = (ends > starts) & (gap >= np.quantile(gap[ends > starts], 0.5) if (ends > starts).any() else False)
+        split = (ends > starts) & (
+            gap >= np.quantile(gap[ends > starts], 0.5) if (ends > starts).any() else False
+        )
         if not split.any():
             return low, np.minimum(up, 1.0)
         mids = (starts[split] + ends[split] + 1) // 2
@@ -222,12 +240,17 @@ def strong_delta_lower(n: int, gamma: float, k: int, eps: np.ndarray, tail: floa
     inf_mass = (1.0 - gamma) * math.exp(N * math.log1p(-p))
     out = np.empty(eps.size)
     for i, e in enumerate(eps):
-        cs = np.ceil((a + 1.0) * math.exp(-e)).astype(np.int64) - 1     # largest c with (a+1)/c > e^eps
+        # largest c with (a+1)/c > e^eps
+        cs = np.ceil((a + 1.0) * math.exp(-e)).astype(np.int64) - 1
         cs = np.minimum(cs, M)
         with np.errstate(under="ignore"):
             mass = np.where(cs >= 1, special.bdtr(np.maximum(cs, 0), M, q) - (1.0 - q) ** M, 0.0)
-            mean = np.where(cs >= 1, M * q * special.bdtr(np.maximum(cs - 1, 0), np.maximum(M - 1, 0), q), 0.0)
-        out[i] = inf_mass + float(np.sum(wa * np.maximum(mass - math.exp(e) / (a + 1.0) * mean, 0.0)))
+            mean = np.where(
+                cs >= 1, M * q * special.bdtr(np.maximum(cs - 1, 0), np.maximum(M - 1, 0), q), 0.0
+            )
+        out[i] = inf_mass + float(
+            np.sum(wa * np.maximum(mass - math.exp(e) / (a + 1.0) * mean, 0.0))
+        )
     return out
 
 
@@ -243,11 +266,18 @@ def _cut(adversary, gamma, tail):
     return 0.0 if gamma == 1.0 else (tail if adversary == "weak" else (1.0 - gamma) * tail)
 
 
-def delta_streamed(adversary: Adversary, n: int, gamma: float, k: int, eps: np.ndarray | list[float],
-                   tail: float = STREAM_TAIL) -> list[Bracket]:
-    """Certified brackets for the tight one-round delta(eps) of shuffled k-RR, streamed (seed 000 Thm 5
-    on Def. 7 / Def. 9).  Where the cut ``tail`` exceeds 1e-4 of a lower end, those eps are redone
-    with the tail at 1e-6 of its lower end (1e-18 of the tail where that is 0), up to four times."""
+def delta_streamed(
+    adversary: Adversary,
+    n: int,
+    gamma: float,
+    k: int,
+    eps: np.ndarray | list[float],
+    tail: float = STREAM_TAIL,
+) -> list[Bracket]:
+    """Certified brackets for the tight one-round delta(eps) of shuffled k-RR, streamed (seed 000
+    Thm 5 on Def. 7 / Def. 9).  Where the cut ``tail`` exceeds 1e-4 of a lower end, those eps are
+    redone with the tail at 1e-6 of its lower end (1e-18 of the tail where that is 0), up to four
+    times."""
     adversary = v.choice("adversary", adversary, ("strong", "weak"))
     n, gamma, k = check_params(n, gamma, k)
     eps = v.reals("eps", eps, lo=0.0)
@@ -339,19 +369,23 @@ def _epsilon_one(adversary, n, gamma, k, delta, rtol):
 
     def ends(es):        # (certified lower ends, certified upper ends) of delta at es, one pass
         if blocked:      # refined until each end is on one side of delta (or 1e-6 wide)
-            return weak_delta_blocked(n, gamma, k, np.asarray(es, dtype=float), tail, rtol=1e-6, target=delta)
+            return weak_delta_blocked(
+                n, gamma, k, np.asarray(es, dtype=float), tail, rtol=1e-6, target=delta
+            )
         x = _lower(adversary, n, gamma, k, np.asarray(es, dtype=float), tail)
         return x * (1.0 - ROUND), x * (1.0 + ROUND) + cut
 
     guess = _guess(adversary, n, gamma, k, delta, tail, top)
     width = rtol / 2
-    while 0.0 < guess < top and width < 1.0:    # certify guess (1 -+ width); widen until both ends hold
+    # certify guess (1 -+ width); widen until both ends hold
+    while 0.0 < guess < top and width < 1.0:
         e_lo, e_hi = guess * (1.0 - width), min(top, guess * (1.0 + width))
         (d_lo, _), (_, d_hi) = ends([e_lo, e_hi])
         if d_lo >= delta and d_hi <= delta:
             return Bracket(e_lo, e_hi)
         width *= 4.0
-    (_, lo_top), (up0, up_top) = ends([0.0, top])   # the ends of the range: eps = 0, or no finite eps
+    # the ends of the range: eps = 0, or no finite eps
+    (_, lo_top), (up0, up_top) = ends([0.0, top])
     if up0 <= delta:
         return Bracket(0.0, 0.0)
     if up_top > delta:                   # the +inf mass (A_s) or the cut: no finite upper end
@@ -359,8 +393,14 @@ def _epsilon_one(adversary, n, gamma, k, delta, rtol):
     return Bracket(0.0, top)             # pragma: no cover  (not certified closer: never seen)
 
 
-def epsilon_streamed(adversary: Adversary, n: int, gamma: float, k: int, delta: np.ndarray | list[float],
-                     rtol: float = 2e-3) -> list[Bracket]:
+def epsilon_streamed(
+    adversary: Adversary,
+    n: int,
+    gamma: float,
+    k: int,
+    delta: np.ndarray | list[float],
+    rtol: float = 2e-3,
+) -> list[Bracket]:
     """Certified brackets for the tight one-round eps(delta), of relative width ``rtol`` (or wider
     when the first try does not certify).
 

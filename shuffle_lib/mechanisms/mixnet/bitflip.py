@@ -22,19 +22,20 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from shuffle_lib.core import evaluate
+from shuffle_lib.core import evaluate, search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_logpmf, binom_window
-from shuffle_lib.core.pld import PLD, hockey_stick
+from shuffle_lib.core.constants import BINOMIAL_TAIL, MAX_COMPOSITIONS, MAX_SIZE
+from shuffle_lib.core.pld import PLD, delta_both
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, DirectModel, PairModel, WorstCase
 from shuffle_lib.mechanisms.mixnet.bitflip_worst import block_search, worst_brackets
 
-TAIL = 1e-40   # binomial mass cut from each tail (sent to +inf in certified uppers)
+TAIL = BINOMIAL_TAIL  # binomial mass cut from each tail (sent to +inf in certified uppers)
 
 
 def _check(n, m, q, n_lo=0):
-    n = v.integer("n", n, lo=n_lo, hi=10 ** 7)
+    n = v.integer("n", n, lo=n_lo, hi=MAX_SIZE)
     m = v.integer("m", m, lo=0)
     if m > n:
         raise ValueError(f"m must be an integer in [0, n] (n={n}), got m={m}.")
@@ -80,7 +81,9 @@ def g(x: ArrayLike, q: float) -> float | np.ndarray:
     try:
         x = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"x must be a ratio or array of ratios in [0, inf], got x={x!r:.80}.") from None
+        raise ValueError(
+            f"x must be a ratio or array of ratios in [0, inf], got x={x!r:.80}."
+        ) from None
     if np.any(np.isnan(x)) or np.any(x < 0):
         raise ValueError(f"x must hold ratios in [0, inf] (no NaN), got x={x!r:.80}.")
     return (q + (1.0 - q) * x) / ((1.0 - q) + q * x)
@@ -113,7 +116,7 @@ def pair_pmfs(n: int, m: int, q: float, tail: float = 0.0) -> tuple[np.ndarray, 
 
     Source: seed 004 Sec. 3, eq. 3.1-3.2.
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     b = pmf_A(n - 1, m, q, tail)
     p = 1.0 - q
     P = np.append(q * b, 0.0) + np.append(0.0, p * b)
@@ -127,7 +130,7 @@ def _pld(P, Q, cut):
     losses = np.log(P[ok]) - np.log(Q[ok])
     order = np.argsort(losses, kind="stable")
     inf_mass = math.fsum(P[(P > 0) & (Q == 0)])
-    return PLD(losses[order], P[ok][order], min(1.0, inf_mass + cut))
+    return PLD(losses[order], P[ok][order], inf_mass).with_mass_at_infinity(cut)
 
 
 def pair_plds(n: int, m: int, q: float, tail: float = TAIL) -> tuple[PLD, PLD]:
@@ -174,10 +177,12 @@ def delta_pair(n: int, m: int, q: float, eps: ArrayLike, tail: float = TAIL) -> 
     """
     eps = v.reals("eps", eps, lo=0.0)
     a, b = pair_plds(n, m, q, tail)
-    return np.maximum(hockey_stick(a, eps), hockey_stick(b, eps))
+    return delta_both(a, b, eps)
 
 
-def delta_worst(n: int, q: float, eps: ArrayLike, ms: Iterable[int] | None = None, tail: float = TAIL) -> np.ndarray:
+def delta_worst(
+    n: int, q: float, eps: ArrayLike, ms: Iterable[int] | None = None, tail: float = TAIL
+) -> np.ndarray:
     """max over m of :func:`delta_pair`: the tight delta of the bit-flip shuffler.
 
     ``ms=None`` scans every m in 0..(n-1)//2 (the rest follow by the symmetry
@@ -185,7 +190,7 @@ def delta_worst(n: int, q: float, eps: ArrayLike, ms: Iterable[int] | None = Non
 
     Source: seed 004 Sec. 3-4.
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     ms = range((n - 1) // 2 + 1) if ms is None else ms
     return np.max([delta_pair(n, m, q, eps, tail) for m in ms], axis=0)
 
@@ -201,8 +206,9 @@ def q_needed(n: int, eps: float, delta: float, m: int = 0, tol: float = 1e-4) ->
     """
     eps = v.real("eps", eps, 0.0)
     delta = v.probability("delta", delta)
-    tol = v.real("tol", tol, 1e-12, 1.0)     # relative: below ~1e-12 the bisection on log q cannot shrink
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    # relative: below ~1e-12 the bisection on log q cannot shrink
+    tol = v.real("tol", tol, 1e-12, 1.0)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     m = v.integer("m", m, lo=0, hi=n - 1)
     f = lambda q: float(delta_pair(n, m, q, eps)[0]) <= delta  # noqa: E731
     if f(0.5):
@@ -211,9 +217,7 @@ def q_needed(n: int, eps: float, delta: float, m: int = 0, tol: float = 1e-4) ->
         return math.inf
     if f(lo):
         return lo
-    while hi / lo > 1.0 + tol:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if f(mid) else (mid, hi)
+    hi, _ = search.narrow(f, hi, lo, lambda a, b: a / b <= 1.0 + tol, search.geometric)
     return hi
 
 
@@ -256,14 +260,16 @@ def m_grid(n: int, size: int = 12) -> list[int]:
 
     Source: seed 004 Sec. 3 (the neighbours, indexed by m).
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     size = v.integer("size", size, lo=1, hi=10 ** 4)
     top = (n - 1) // 2
     ms = {0, 1, 2, 3, top} | {int(x) for x in np.geomspace(1, max(top, 1), size)}
     return sorted(x for x in ms if x <= top)
 
 
-def q_needed_worst(n: int, eps: float, delta: float, ms: Iterable[int] | None = None, tol: float = 1e-4) -> float:
+def q_needed_worst(
+    n: int, eps: float, delta: float, ms: Iterable[int] | None = None, tol: float = 1e-4
+) -> float:
     """max over m in ``ms`` of :func:`q_needed` (default: every m <= (n-1)/2, exact).
 
     With a subset of m (e.g. :func:`m_grid`) this is a LOWER bound on the q the
@@ -271,12 +277,16 @@ def q_needed_worst(n: int, eps: float, delta: float, ms: Iterable[int] | None = 
 
     Source: seed 004 Sec. 4 (the q a target needs, here exactly).
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     eps = v.real("eps", eps, 0.0)
     delta = v.probability("delta", delta)
     tol = v.real("tol", tol, 1e-12, 1.0)
     try:
-        ms = list(range((n - 1) // 2 + 1)) if ms is None else [v.integer("ms", m, lo=0, hi=n - 1) for m in ms]
+        ms = (
+            list(range((n - 1) // 2 + 1))
+            if ms is None
+            else [v.integer("ms", m, lo=0, hi=n - 1) for m in ms]
+        )
     except TypeError:
         raise ValueError(f"ms must be a list of integers in [0, n - 1], got ms={ms!r}.") from None
     if not ms:
@@ -289,7 +299,8 @@ def q_needed_worst(n: int, eps: float, delta: float, ms: Iterable[int] | None = 
 
 
 WORST_M_MAX_N = 400      # the Renyi route of --m worst builds n/2 pairs: every m in 0..(n-1)/2
-COMPOSED_MAX_PAIRS = 40  # pairs composed at most by --m worst with compositions > 1 (then the blocks' bracket)
+# pairs composed at most by --m worst with compositions > 1 (then the blocks' bracket)
+COMPOSED_MAX_PAIRS = 40
 # the grid accuracy of each composed pair: 2e-3 costs 1.3 s against 10 s for the default 2e-4 at
 # n = 400, K = 100, and the blocks already stop at 2e-3 relative
 COMPOSED_ACCURACY = 2e-3
@@ -311,8 +322,10 @@ def _composed_worst(n: int, q: float, k: int, verb: str, targets: list[float]) -
 def _every_m(n: int, q: float, info: dict) -> WorstCase:
     """Every pair m in 0..(n-1)/2 (the rest by the symmetry bit <-> 1-bit): the Renyi route."""
     if n > WORST_M_MAX_N:
-        raise ValueError(f"n must be <= {WORST_M_MAX_N} for the Renyi divergence of --m worst (it builds one "
-                         f"pair per m, (n-1)//2 + 1 = {(n - 1) // 2 + 1} of them here), got n={n}.")
+        raise ValueError(
+            f"n must be <= {WORST_M_MAX_N} for the Renyi divergence of --m worst (it builds one "
+            f"pair per m, (n-1)//2 + 1 = {(n - 1) // 2 + 1} of them here), got n={n}."
+        )
     pairs = tuple(_pair_model(n, mm, q) for mm in range((n - 1) // 2 + 1))
     return WorstCase(pairs, info=dict(info, route="every m"))
 
@@ -326,33 +339,45 @@ def _m_arg(text):
         raise ValueError(f"m must be an integer or 'worst', got m={text!r}.") from None
 
 
-_m_arg.__name__ = "m (an integer or 'worst')"   # the name the command line shows in its error message
+# the name the command line shows in its error message
+_m_arg.__name__ = "m (an integer or 'worst')"
 
 
 def _pair_model(n: int, m: int, q: float, info: dict | None = None) -> PairModel:
     """The pair of n users with m ones among the others: the cut PLDs (upper end, the cut at +inf)
     and the dominated ones of :func:`pair_plds_lower` (lower end)."""
-    P, Q = pair_pmfs(n, m, q, TAIL)          # once, for both ends (as pair_plds and pair_plds_lower build them)
-    return PairModel(_pld(P, Q, 2.0 * TAIL), _pld(Q, P, 2.0 * TAIL), *_dominated(P, Q, TAIL), tail_cut=2 * TAIL,
-                     max_loss=_max_loss(q), info=info or {})
+    # once, for both ends (as pair_plds and pair_plds_lower build them)
+    P, Q = pair_pmfs(n, m, q, TAIL)
+    return PairModel(
+        _pld(P, Q, 2.0 * TAIL),
+        _pld(Q, P, 2.0 * TAIL),
+        *_dominated(P, Q, TAIL),
+        tail_cut=2 * TAIL,
+        max_loss=_max_loss(q),
+        info=info or {},
+    )
 
 
 def _max_loss(q):
-    """log(p/q): no pair of the bit-flip shuffler has a larger loss (P/Q is a mediant of p/q and q/p)."""
+    """log(p/q): no pair of the bit-flip shuffler has a larger loss (P/Q is a mediant of p/q and
+    q/p)."""
     return math.log1p(-q) - math.log(q)
 
 
-def bitflip_model(n: int, q: float, m: int | str = 0, compositions: int = 1) -> PairModel | WorstCase | DirectModel:
-    """The bit-flip shuffler's pair with m ones among the other n-1 users (seed 004 Sec. 3-4), or for
-    ``m="worst"`` the max over every m, the mechanism's guarantee: one round at any n by the blocks
-    of ``shuffle_lib.mechanisms.mixnet.bitflip_worst`` (a ``DirectModel``, route "blocks"); several
-    rounds by the same blocks on K composed pairs (route "blocks of composed pairs", at most
-    COMPOSED_MAX_PAIRS pairs, then the bracket is what the blocks give).  Tails cut to +inf (<= 2 TAIL per round)."""
+def bitflip_model(
+    n: int, q: float, m: int | str = 0, compositions: int = 1
+) -> PairModel | WorstCase | DirectModel:
+    """The bit-flip shuffler's pair with m ones among the other n-1 users (seed 004 Sec. 3-4), or
+    for ``m="worst"`` the max over every m, the mechanism's guarantee: one round at any n by the
+    blocks of ``shuffle_lib.mechanisms.mixnet.bitflip_worst`` (a ``DirectModel``, route "blocks");
+    several rounds by the same blocks on K composed pairs (route "blocks of composed pairs", at most
+    COMPOSED_MAX_PAIRS pairs, then the bracket is what the blocks give).  Tails cut to +inf (<= 2
+    TAIL per round)."""
     q = v.real("q", q, 0.0, 0.5, lo_open=True)
     info = {"tail_cut": 2 * TAIL, "max_loss": _max_loss(q)}
-    k_rounds = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    k_rounds = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     if m == "worst":
-        n = v.integer("n", n, lo=1, hi=10 ** 7)
+        n = v.integer("n", n, lo=1, hi=MAX_SIZE)
         q = v.real("q", q, 0.0, 0.5, lo_open=True)
         if k_rounds == 1:
             return DirectModel(lambda eps: worst_brackets(n, q, "delta", eps)[0],
@@ -367,18 +392,42 @@ def bitflip_model(n: int, q: float, m: int | str = 0, compositions: int = 1) -> 
     return _pair_model(n, m, q, info)
 
 
-register(Mechanism(
-    name="bitflip",
-    summary="shuffled bit flipping, one neighbouring pair (--n --q [--m])",
-    source="seed 004 Sec. 3 (A_n(m), eq. 3.1), Lemma 4.5, Prop. 4.1",
-    params=(Param("n", int, "number of users, the differing one included (>= 1)", lo=1, hi=10 ** 7),
-            Param("q", float, "flip probability, in (0, 1/2]", lo=0.0, hi=0.5, lo_open=True, more_private="up"),
-            Param("m", object, "ones among the other n-1 users (default 0), or 'worst': the max over every m "
-                  f"in 0..n-1, the mechanism's guarantee (any n; the Renyi verb: n <= {WORST_M_MAX_N})",
-                  default=0, parse=_m_arg)),
-    build=bitflip_model,
-    rdp=lambda params, orders: evaluate.rdp_brackets(      # the every-m pairs (the builds are DirectModels)
-        _every_m(params["n"], params["q"], {}) if params["m"] == "worst" else bitflip_model(**params), orders),
-    uses=("compositions",),
-    example={"n": 12, "q": 0.1, "m": 3},
-))
+register(
+    Mechanism(
+        name="bitflip",
+        summary="shuffled bit flipping, one neighbouring pair (--n --q [--m])",
+        source="seed 004 Sec. 3 (A_n(m), eq. 3.1), Lemma 4.5, Prop. 4.1",
+        params=(
+            Param("n", int, "number of users, the differing one included (>= 1)", lo=1,
+                  hi=MAX_SIZE),
+            Param(
+                "q",
+                float,
+                "flip probability, in (0, 1/2]",
+                lo=0.0,
+                hi=0.5,
+                lo_open=True,
+                more_private="up",
+            ),
+            Param(
+                "m",
+                object,
+                "ones among the other n-1 users (default 0), or 'worst': the max over every m "
+                "in 0..n-1, the mechanism's guarantee (any n; the Renyi verb: n <= "
+                f"{WORST_M_MAX_N})",
+                default=0,
+                parse=_m_arg,
+            ),
+        ),
+        build=bitflip_model,
+        # the every-m pairs (the builds are DirectModels)
+        rdp=lambda params, orders: evaluate.rdp_brackets(
+            _every_m(params["n"], params["q"], {})
+            if params["m"] == "worst"
+            else bitflip_model(**params),
+            orders,
+        ),
+        uses=("compositions",),
+        example={"n": 12, "q": 0.1, "m": 3},
+    )
+)

@@ -29,7 +29,8 @@ from shuffle_lib.core import validate as v
 from shuffle_lib.core.types import ArrayLike
 from shuffle_lib.mechanisms.mixnet.bitflip import pmf_A
 
-MIN_WEIGHT = 1e-30   # t with smaller Bin(m, 2/d) weight are skipped; their mass goes to the upper end
+# t with smaller Bin(m, 2/d) weight are skipped; their mass goes to the upper end
+MIN_WEIGHT = 1e-30
 
 
 def _joint(A, t, r1, r2):
@@ -66,7 +67,9 @@ def fake_flip_bracket(n: int, m: int, d: int, q: float, eps: ArrayLike,
     eps = v.reals("eps", eps, lo=0.0)
     r1, r2 = (v.integer("r", x, lo=0, hi=n - 1) for x in r)
     if r1 + r2 > n - 1 or (d == 2 and r1 + r2 != n - 1):
-        raise ValueError(f"r must satisfy r_l + r_l' <= n - 1 (= n - 1 when d = 2), got r={r}, n={n}.")
+        raise ValueError(
+            f"r must satisfy r_l + r_l' <= n - 1 (= n - 1 when d = 2), got r={r}, n={n}."
+        )
     N = n + m
     if N > 600:
         raise ValueError(f"n + m must be <= 600 for the exact (N+1)^2 computation, got n + m={N}.")
