@@ -344,9 +344,6 @@ _add("declared",
      mechanism_brackets=dict(name="rr", verb="delta", targets=[0.5], compositions=1, accuracy=1e-3, eps0=1.0))
 _add("interop", to_dp_accounting=dict(pld_pq=PLD_, pld_qp=PLD2, value_discretization_interval=1e-3,
                                       pessimistic_estimate=True))
-_add("tables",
-     escape=dict(text="a|b"),
-     table=dict(header=["a", "b"], rows=[[1, 2]], caption="A table.", label="tab-x", align=None, filters=()))
 
 SPECIMENS = S
 

@@ -1,4 +1,14 @@
-"""Tables a reader compares, rendered by the book as numbered, captioned tables.
+"""The book's helpers, shared by every chapter and kept out of the numerical package.
+
+* :func:`table` -- tables a reader compares, rendered by the book as numbered, captioned tables;
+* :func:`fmt` and :func:`tex` -- numbers formatted once: fixed significant digits for printed
+  output (nbval compares text), ``1.2 \\times 10^{-6}`` for prose and captions;
+* :func:`glue_num` -- a computed number glued for the prose, rounded so nbval compares it stably;
+* :func:`progress` -- a progress bar on stderr in JupyterLab, silent when the book or the tests
+  execute a chapter;
+* :func:`style` -- the path of the book's matplotlib style file (``plt.style.use(style())``).
+
+Tables:
 
 A :class:`Table` holds cells that are already text (the chapter formats its computed numbers,
 ``f"{delta:.3g}"``) and shows itself two ways:
@@ -146,3 +156,54 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]], caption: str,
     if missing:
         raise ValueError(f"filters must name header columns {header}, got {missing}")
     return Table(header, cells, caption, label, align, tuple(filters))
+
+
+# ---- numbers, glue, progress, style ----
+
+def fmt(x: float | int | None, digits: int = 4) -> str:
+    """``x`` with ``digits`` significant digits (``g`` format); integers (and integral floats) as
+    integers, ``inf``/``-inf`` as such, ``None`` as ``--``."""
+    if x is None:
+        return "--"
+    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
+        return str(int(x))
+    if x != x or x in (float("inf"), float("-inf")):
+        return str(x)
+    return f"{x:.{digits}g}"
+
+
+def tex(x: float | int, digits: int = 3) -> str:
+    """``x`` for prose and captions in TeX: ``1.2 \\times 10^{-6}``, ``10^{-6}``, ``0.25``."""
+    if isinstance(x, int) or (float(x).is_integer() and abs(x) < 1e6):
+        return str(int(x))
+    mant, _, exp = f"{x:.{digits}g}".partition("e")
+    if not exp:
+        return mant
+    power = f"10^{{{int(exp)}}}"
+    return power if float(mant) == 1.0 else f"{mant} \\times {power}"
+
+
+def _glue(name: str, value: object, display: bool) -> None:
+    from myst_nb import glue
+    glue(name, value, display=display)
+
+
+def glue_num(name: str, x: float, digits: int = 6) -> None:
+    """Glue a computed number for the prose, rounded to ``digits`` significant digits so nbval
+    compares it stably."""
+    _glue(name, float(f"{x:.{digits}g}"), display=False)
+
+
+def progress(iterable, desc: str):
+    """A progress bar (tqdm, stderr) in JupyterLab; none when the book or the tests execute the
+    chapter (their kernels have no ``JPY_SESSION_NAME``), so no output changes."""
+    import os
+
+    from tqdm import tqdm
+    return tqdm(iterable, desc=desc, disable="JPY_SESSION_NAME" not in os.environ)
+
+
+def style() -> str:
+    """The path of the book's matplotlib style file, ``chapters/book.mplstyle``."""
+    import pathlib
+    return str(pathlib.Path(__file__).with_name("book.mplstyle"))
