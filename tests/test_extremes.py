@@ -55,3 +55,90 @@ def test_rdp_of_a_nearly_non_private_subsampled_shuffle_stays_in_zero_to_eps0(ca
     for r in out["results"]:
         assert 0.0 <= r["rdp_lower"] <= 1e-320 and r["rdp_upper"] >= max(r["rdp_lower"], 0.0)
         assert r["rdp_upper"] < 1e-12
+
+
+def test_krr_weak_eps_at_a_subnormal_gamma_is_the_top_view_loss(capsys):
+    """gamma = 1e-320 (subnormal): with probability ~1 - 1e-318 no one randomises (b = 0) and the
+    view is the n-th report alone, 1 under P w.p. 1 - g + g/k, under Q w.p. g/k; every other view
+    has P-mass < 1e-317.  So delta(eps) = P1 - e^eps Q1 up to 1e-317, and eps(1e-6) =
+    log((P1 - 1e-6) / Q1) with P1 = (1-g)^(n-1) (1 - g + g/k), Q1 = (1-g)^(n-1) g/k.  brentq raised
+    'Failed to converge' on the subnormal losses; then the losses overflowed to +inf."""
+    n, k, delta = 100, 4, mp.mpf("1e-6")
+    g = mp.mpf(float("1e-320"))                     # the double the CLI parses
+    p1, q1 = (1 - g) ** (n - 1) * (1 - g + g / k), (1 - g) ** (n - 1) * g / k
+    exact = float(mp.log((p1 - delta) / q1))
+    code, out, err = run_json(capsys, "epsilon", "krr-weak", "--n", str(n), "--gamma", "1e-320", "--k", str(k),
+                              "--delta", "1e-6")
+    assert code == 0 and err == ""
+    r = out["results"][0]
+    assert r["eps_lower"] <= exact <= r["eps_upper"] and r["eps_upper"] - r["eps_lower"] < 1e-6
+
+
+def test_eps_search_falls_back_to_bisection_when_brentq_does_not_converge(monkeypatch):
+    """Losses -1, +1 with mass 1/2 each: delta(eps) = (1 - e^(eps-1))/2, so eps(delta) = 1 + log(1 - 2 delta)."""
+    import numpy as np
+
+    from shuffle_lib.core import pld as pld_mod
+
+    def no_convergence(*args, **kw):
+        raise RuntimeError("Failed to converge after 100 iterations.")
+    monkeypatch.setattr(pld_mod, "brentq", no_convergence)
+    x = pld_mod.PLD(np.array([-1.0, 1.0]), np.array([0.5, 0.5]), 0.0)
+    for delta in (0.1, 1e-9):
+        exact = float(1 + mp.log(1 - 2 * mp.mpf(delta)))
+        got = pld_mod.epsilon_for_delta(x, delta)
+        assert exact <= got <= exact + 1e-14
+
+
+def bitflip_rdp_exact(n, q, lam):
+    """max of both directions of D_lam for bitflip with m = 0: the differing user's bit (1 vs 0) is
+    reported flipped w.p. q, the other n-1 users' zeros flip w.p. q; the count S is observed."""
+    q, lam = mp.mpf(q), mp.mpf(lam)
+    b = [mp.binomial(n - 1, j) * q ** j * (1 - q) ** (n - 1 - j) for j in range(n)] + [mp.mpf(0)]
+    P = [(1 - q) * (b[s - 1] if s else 0) + q * b[s] for s in range(n + 1)]
+    Q = [q * (b[s - 1] if s else 0) + (1 - q) * b[s] for s in range(n + 1)]
+    d = [mp.log(mp.fsum(x ** lam * y ** (1 - lam) for x, y in zip(X, Y))) / (lam - 1) for X, Y in ((P, Q), (Q, P))]
+    return float(max(d))
+
+
+def test_rdp_bitflip_at_a_subnormal_flip_probability_brackets_the_exact_divergence(capsys):
+    """q = 1e-320: the largest loss log((1-q)/q) ~ 737 is beyond 700; the bracket's allowance for
+    the tail cut is taken in log space, so the answer is a bracket, not 'max_loss must lie in
+    [0, 700]' (an internal name) after an overflow RuntimeWarning."""
+    q = float("1e-320")
+    code, out, err = run_json(capsys, "rdp", "bitflip", "--n", "100", "--q", "1e-320", "--order", "2", "64")
+    assert code == 0 and err == ""
+    for r in out["results"]:
+        exact = bitflip_rdp_exact(100, q, r["order"])
+        assert r["rdp_lower"] <= exact <= r["rdp_upper"], (r, exact)
+
+
+def test_an_infinite_eps_is_refused_with_an_open_range(capsys):
+    assert cli.main(["delta", "rr", "--eps0", "1", "--eps", "inf"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: --eps must lie in [0, inf), got --eps=inf.\n"
+
+
+def test_calibrate_names_an_unknown_solve_target_as_typed(capsys):
+    assert cli.main(["calibrate", "rr", "--eps", "1", "--delta", "1e-6", "--solve", "bogus"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --solve bogus:") and "--bogus" not in err and "eps0" in err
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("n, eps0, k", [(10 ** 9, 30.0, 1), (1000, 2.0, 3)])
+def test_ldp_shuffle_eps_is_capped_by_k_eps0(capsys, n, eps0, k):
+    """Every loss of the fmt21 pair is at most eps0, so eps(delta) <= K eps0 for every delta > 0.
+    From below: the view C = 0, a = 1 in every round has P-mass m = ((1 - e^-eps0)^(n-1) q)^K and
+    loss K eps0, so delta(eps) >= m (1 - e^(eps - K eps0)) and eps(delta) >= K eps0 + log(1 - delta/m).
+    Before, the bracket at n = 1e9, eps0 = 30, delta = 1e-300 was [30, inf] (and '--n 1e9' was refused)."""
+    delta = mp.mpf("1e-300")
+    e = mp.mpf(eps0)
+    m = ((1 - mp.e ** -e) ** (n - 1) * mp.e ** e / (mp.e ** e + 1)) ** k
+    below = float(k * e + mp.log(1 - delta / m))
+    code, out, _ = run_json(capsys, "epsilon", "ldp-shuffle", "--n", f"{n:.0e}" if n >= 1e9 else str(n),
+                            "--eps0", str(eps0), "--delta", "1e-300", "--compositions", str(k))
+    assert code == 0
+    r = out["results"][0]
+    assert r["eps_upper"] is not None and below <= r["eps_upper"] <= k * eps0
+    assert r["eps_lower"] <= k * eps0
