@@ -142,3 +142,56 @@ def test_ldp_shuffle_eps_is_capped_by_k_eps0(capsys, n, eps0, k):
     r = out["results"][0]
     assert r["eps_upper"] is not None and below <= r["eps_upper"] <= k * eps0
     assert r["eps_lower"] <= k * eps0
+
+
+def worst_delta_enumerated(R, n, eps):
+    """The shuffled randomiser's exact delta(eps) in mpmath: the worst over the differing user's
+    inputs x0 != x1 and the multiset of the others' inputs of sum_h max(P(h) - e^eps Q(h), 0), h the
+    histogram of the n reports (the rows of R taken exactly as the doubles given)."""
+    import itertools
+    R = [[mp.mpf(x) for x in row] for row in R]
+    k, m = len(R), len(R[0])
+    e = mp.e ** mp.mpf(eps)
+
+    def law(inputs):
+        d = {(0,) * m: mp.mpf(1)}
+        for x in inputs:
+            nd = {}
+            for h, p in d.items():
+                for o in range(m):
+                    hh = h[:o] + (h[o] + 1,) + h[o + 1:]
+                    nd[hh] = nd.get(hh, 0) + p * R[x][o]
+            d = nd
+        return d
+    best = mp.mpf(0)
+    for others in itertools.combinations_with_replacement(range(k), n - 1):
+        for x0, x1 in itertools.permutations(range(k), 2):
+            P, Q = law((x0,) + others), law((x1,) + others)
+            best = max(best, mp.fsum(max(P[h] - e * Q.get(h, 0), 0) for h in P))
+    return best
+
+
+NEAR_BOTTOM = [[5e-300, 5e-300, 0.999999999995, 5e-12], [0.5, 5e-301, 0.5, 5e-301]]
+NEAR_BOTTOM_3 = [[1e-300, 1e-12, 1 - 1e-12], [1e-12, 1 - 1e-12, 1e-300]]
+
+
+@pytest.mark.parametrize("matrix, n, eps", [(NEAR_BOTTOM, 2, 688.2497992538135), (NEAR_BOTTOM, 2, 680.0),
+                                            (NEAR_BOTTOM_3, 5, 700.0)])
+def test_randomizer_delta_lower_end_is_below_the_enumerated_delta_for_masses_near_1e_300(matrix, n, eps):
+    """A view whose others' T0 mass 1 - 5e-300 rounded to 1 lost their T1 mass: the lower end was
+    0.1000000000383 against an exact 0.05 (eps = 688.25), 0.4998954756 against 0.4997909512
+    (eps = 680), and 2e-300 against an exact 0 (the 3x3 matrix, n = 5)."""
+    from shuffle_lib.mechanisms import randomizer
+    exact = worst_delta_enumerated(matrix, n, eps)
+    br = randomizer.delta_bracket(n, [eps], matrix=matrix)[0]
+    assert br.lower <= exact <= br.upper, (br, exact)
+
+
+def test_randomizer_eps_lower_end_is_below_the_enumerated_eps_for_masses_near_1e_300():
+    from shuffle_lib.mechanisms import randomizer
+    lo, hi = mp.mpf(600), mp.mpf(700)            # delta(600) > 0.1 >= delta(700): bisection on the oracle
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if worst_delta_enumerated(NEAR_BOTTOM, 2, mid) > mp.mpf("0.1") else (lo, mid)
+    br = randomizer.epsilon_bracket(2, [0.1], matrix=NEAR_BOTTOM)[0]
+    assert br.lower <= lo and hi <= br.upper, (br, lo, hi)
