@@ -195,3 +195,35 @@ def test_randomizer_eps_lower_end_is_below_the_enumerated_eps_for_masses_near_1e
         lo, hi = (mid, hi) if worst_delta_enumerated(NEAR_BOTTOM, 2, mid) > mp.mpf("0.1") else (lo, mid)
     br = randomizer.epsilon_bracket(2, [0.1], matrix=NEAR_BOTTOM)[0]
     assert br.lower <= lo and hi <= br.upper, (br, lo, hi)
+
+
+def histogram_count_delta(n, n_x0, k, eps0, eps):
+    """delta(eps) of the count of x0 in shuffled k-RR, mpmath: S = Bern(p or pbar) + B with
+    B = Bin(n_x0, p) + Bin(n-1-n_x0, pbar), p = e^eps0/(e^eps0+k-1), pbar = 1/(e^eps0+k-1)."""
+    e0, e = mp.e ** mp.mpf(eps0), mp.e ** mp.mpf(eps)
+    p, pb = e0 / (e0 + k - 1), 1 / (e0 + k - 1)
+    a = [mp.binomial(n_x0, i) * p ** i * (1 - p) ** (n_x0 - i) for i in range(n_x0 + 1)]
+    m = n - 1 - n_x0
+    b = [mp.binomial(m, j) * pb ** j * (1 - pb) ** (m - j) for j in range(m + 1)]
+    B = [mp.mpf(0)] * (n + 1)
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            B[i + j] += x * y
+
+    def law(t):
+        return [t * (B[s - 1] if s else 0) + (1 - t) * B[s] for s in range(n + 1)]
+    P, Q = law(p), law(pb)
+    return max(mp.fsum(max(x - e * y, 0) for x, y in zip(X, Y)) for X, Y in ((P, Q), (Q, P)))
+
+
+@pytest.mark.parametrize("n_x0", [0, 500])
+def test_histogram_krr_bracket_holds_a_delta_below_the_double_range(capsys, n_x0):
+    """n = 1000, k = 10, eps0 = 0.49, eps = 0.3: the exact delta is ~1e-341 (n_x0 = 0) and ~1e-347
+    (n_x0 = 500), below the doubles; the bracket was [0, 0] and [1e-323, 1e-323]."""
+    exact = histogram_count_delta(1000, n_x0, 10, 0.49, 0.3)
+    assert 0 < exact < mp.mpf("1e-330")
+    code, out, _ = run_json(capsys, "delta", "histogram-krr", "--n", "1000", "--n-x0", str(n_x0), "--k", "10",
+                            "--eps0", "0.49", "--eps", "0.3")
+    assert code == 0
+    r = out["results"][0]
+    assert r["delta_lower"] <= exact <= r["delta_upper"] and r["delta_upper"] < 1e-290
