@@ -57,11 +57,27 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+def _int_text(text: str) -> int:
+    """An integer option's text: '1000' as before, and '1e9' or '1.0e6' when the number is integral
+    (``--n 1e9`` was refused as 'invalid int value'); anything else stays invalid."""
+    try:
+        return int(text)
+    except ValueError:
+        x = float(text)                    # ValueError for words: argparse's 'invalid int value'
+        if not (math.isfinite(x) and x.is_integer()):
+            raise ValueError(text) from None
+        return int(x)
+
+
+# argparse names the type in its message: 'invalid int value'
+_int_text.__name__ = "int"
+
+
 def _add_params(mp: argparse.ArgumentParser, mech: Mechanism, calibrating: bool = False) -> None:
     """One option per declared parameter; for ``calibrate`` the privacy settings are optional
     (the solved one takes no value; the others are checked in :func:`run_calibrate`)."""
     for p in mech.params:
-        kind = p.parse or (p.kind if p.kind in (int, float) else str)
+        kind = p.parse or (_int_text if p.kind is int else float if p.kind is float else str)
         required = p.default is None and not (calibrating and p.more_private is not None)
         extra = {"choices": p.choices} if p.choices else {}
         mp.add_argument(
@@ -76,7 +92,8 @@ def _add_params(mp: argparse.ArgumentParser, mech: Mechanism, calibrating: bool 
 
 
 def _run_options(mp: argparse.ArgumentParser) -> None:
-    mp.add_argument("--compositions", type=int, default=1, help="number of rounds K (default 1)")
+    mp.add_argument("--compositions", type=_int_text, default=1,
+                    help="number of rounds K (default 1)")
     mp.add_argument("--accuracy", type=float, default=DEFAULT_ACCURACY,
                     help="target half-width of the bracket in eps (default %(default)g)")
     mp.add_argument("--json", action="store_true", help="print one JSON object")
@@ -179,13 +196,14 @@ def _solve_param(argv: list[str]) -> tuple[Mechanism | None, Param | None]:
     if known.solve is None or name not in mechanisms.names():
         return None, None
     mech = mechanisms.get(name)
+    allowed = ", ".join(mech.privacy_settings) or "none"
+    if known.solve.replace("-", "_") not in {p.name for p in mech.params}:
+        raise ValueError(f"--solve {known.solve}: {name} has no parameter of that name "
+                         f"(calibrate solves for one of: {allowed}).")
     param = mech.param(known.solve.replace("-", "_"))
     if param.more_private is None:
-        allowed = ", ".join(mech.privacy_settings) or "none"
-        raise ValueError(
-            f"--solve {known.solve}: {param.option} of {name} is not a privacy setting "
-            f"(calibrate solves for one of: {allowed})."
-        )
+        raise ValueError(f"--solve {known.solve}: {param.option} of {name} is not a privacy "
+                         f"setting (calibrate solves for one of: {allowed}).")
     return mech, param
 
 

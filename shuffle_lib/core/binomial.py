@@ -40,7 +40,9 @@ def binom_logpmf(j: int | np.ndarray, n: int | np.ndarray, p: float) -> np.ndarr
 
 def _kl(x, p):
     with np.errstate(divide="ignore", invalid="ignore"):
-        t1 = np.where(x > 0, x * np.log(x / p), 0.0)
+        # log x - log p, not log(x / p): x / p overflowed to inf for a subnormal p (gamma = 1e-320),
+        # an infinite KL that claimed an empty tail and narrowed the window unsoundly
+        t1 = np.where(x > 0, x * (np.log(x) - np.log(p)), 0.0)
         t2 = np.where(x < 1, (1 - x) * np.log((1 - x) / (1 - p)), 0.0)
     return t1 + t2
 

@@ -214,7 +214,27 @@ def epsilon_for_delta(pld: PLD, delta: float) -> float:
     if hockey_stick(pld, 0.0) <= delta:
         return 0.0
     hi = float(pld.losses[-1])  # delta_{P/Q}(max loss) = inf_mass <= delta
-    return brentq(lambda e: _hockey_stick_fast(pld, e) - delta, 0.0, hi, xtol=1e-15, rtol=1e-15)
+    try:
+        return brentq(lambda e: _hockey_stick_fast(pld, e) - delta, 0.0, hi, xtol=1e-15, rtol=1e-15)
+    except RuntimeError:        # no convergence in 100 steps (losses of subnormal size, ~1e-320)
+        return _bisect_eps(pld, delta, 0.0, hi)
+
+
+def _bisect_eps(pld: PLD, delta: float, lo: float, hi: float) -> float:
+    """The fallback of :func:`epsilon_for_delta` when brentq does not converge: bisection keeping
+    delta(lo) > delta >= delta(hi), until the midpoint rounds to an end or the bracket is 1e-15
+    relative; returns hi (a side on which delta(hi) <= delta was evaluated).  brentq raised
+    'Failed to converge after 100 iterations' for ``epsilon krr-weak --gamma 1e-320``, whose losses
+    are subnormal."""
+    for _ in range(2000):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi or hi - lo <= 1e-15 * hi:
+            break
+        if _hockey_stick_fast(pld, mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 def _hockey_stick_fast(pld: PLD, e: float) -> float:

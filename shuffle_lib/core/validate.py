@@ -24,8 +24,9 @@ def real(name: str, x: object, lo: float = -math.inf, hi: float = math.inf, lo_o
         v = float(x)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a real number, got {name}={x!r}.") from None
-    left = "(" if lo_open else "["
-    right = ")" if hi_open else "]"
+    # an infinite end that is refused is shown open: '[0, inf]' read as if inf were allowed
+    left = "(" if lo_open or (lo == -math.inf and not allow_inf) else "["
+    right = ")" if hi_open or (hi == math.inf and not allow_inf) else "]"
     rng = f"{left}{lo:g}, {hi:g}{right}"
     bad = (
         math.isnan(v)

@@ -134,10 +134,12 @@ def clone_model(
                 v.integer("count", r[2], lo=1, hi=MAX_COMPOSITIONS)
             except ValueError as err:
                 raise ValueError(f"rounds: {err} (in the triple {r!r})") from None
+    cap = _eps_cap(rounds, pair)
     if len(rounds) == 1 and rounds[0][2] == 1:
         n1, e1 = rounds[0][0], rounds[0][1]
         return DirectModel(lambda eps: [delta_bracket_single(n1, e1, e, pair) for e in eps],
-                           lambda delta: [epsilon_bracket_single(n1, e1, d, pair) for d in delta],
+                           lambda delta: _capped(
+                               [epsilon_bracket_single(n1, e1, d, pair) for d in delta], cap),
                            info={"single_round": True})
     up, low, routes = _composed(rounds, pair, accuracy)
     info = {"route": routes[0] if len(set(routes)) == 1 else routes}
@@ -145,9 +147,26 @@ def clone_model(
         info["grid"] = True
     return DirectModel(
         lambda eps: _ends(fourier.delta_bracket, up, low, list(eps), accuracy, routes),
-        lambda delta: _ends(fourier.epsilon_bracket, up, low, list(delta), accuracy, routes),
+        lambda delta: _capped(
+            _ends(fourier.epsilon_bracket, up, low, list(delta), accuracy, routes), cap
+        ),
         info=info,
     )
+
+
+def _eps_cap(rounds, pair):
+    """sum of count x eps0 over the rounds for the full pairs (fmt21, stronger), whose every loss is
+    at most eps0 (Feldman et al. 2021): the composed loss is at most the sum, so delta(sum) = 0 and
+    eps(delta) <= sum for every delta > 0.  inf for koskela (a loss of +inf).  Guarded by
+    tests/test_extremes.py (``epsilon ldp-shuffle --n 1e9 --eps0 30 --delta 1e-300`` is finite)."""
+    if not (isinstance(pair, str) and pair in PAIRS and PAIRS[pair].full):
+        return float("inf")
+    return float(sum(c * e for _, e, c in rounds))
+
+
+def _capped(brs, cap):
+    """Each eps bracket with both ends at most ``cap`` (a certified upper bound on eps)."""
+    return [Bracket(min(b.lower, cap), min(b.upper, cap)) for b in brs]
 
 
 def delta_bracket(n: int, eps0: float, eps: ArrayLike, compositions: int = 1, pair: str = "fmt21",

@@ -356,6 +356,21 @@ def delta_inf(n: int, eps0: float, pair: str | Pair = "fmt21") -> float:
     )
 
 
+def has_unmatched(n: int, eps0: float, pair: str | Pair = "fmt21") -> bool:
+    """True when P has an atom where Q = 0 (delta_inf > 0 exactly), decided from the pair's
+    definition, not from :func:`delta_inf`'s float: koskela's mass, about 10^-735 at n = 1000 and
+    eps0 = 1, underflows to 0, and a Renyi route reading that float would return a finite D_lam
+    for an infinite one.
+
+    The weights (p, u, w) of :func:`delta_inf` give a positive mass exactly when w = 0 and the pair
+    is not full: (1 - p/2)^(n-1) > 0 (p < 1), u > 0, and u (p/2)^(n-1) > 0 when p > 0.
+    """
+    n, eps0, pr = check_params(n, eps0, pair)
+    if pr.weights is not None:
+        return pr.weights[2] == 0.0 and not pr.full
+    return not pr.full
+
+
 def prepare(n: int, eps0: float, pr: Pair, tau: float) -> Prepared:
     """The arrays :func:`bracket_at` reads: (s, P(S=s), al, be, ga) over :func:`s_range`, and the
     S-mass left out."""

@@ -30,7 +30,7 @@ from shuffle_lib.core.types import ArrayLike, Bracket
 from shuffle_lib.mechanisms.clones.pairs import (
     check_params,
     clone_top_loss,
-    delta_inf,
+    has_unmatched,
     report_probability,
     shared_weights,
 )
@@ -79,9 +79,8 @@ def clone_rdp(
     """
     n, eps0, pr = check_params(n, eps0, pair)
     lams = check_orders(lam)
-    if not pr.full:
-        if delta_inf(n, eps0, pair) > 0:
-            return [Bracket(math.inf, math.inf) for _ in lams]
+    if has_unmatched(n, eps0, pair):      # from the definition: the mass itself may underflow
+        return [Bracket(math.inf, math.inf) for _ in lams]
     if tau is None:
         tau = min(1e-18, max(1e-300, math.exp(-(lams.max() - 1) * eps0 - 45)))
     tau = v.real("tau", tau, 1e-300, 1e-3)
@@ -106,7 +105,7 @@ def _bracket_one(lp, L, d, lam, top):
         s1, err = float(np.sum(terms)), 1e-12 * float(np.sum(np.abs(terms))) + 1e-300
         lo = math.log1p(max(s1 - err - d, -1 + 1e-300))
         hi = math.log1p(s1 + err + d * math.expm1(x * top))
-        return max(lo, 0.0) / x, hi / x
+        return max(lo, 0.0) / x, max(hi, 0.0) / x      # a divergence is >= 0
     s = float(logsumexp(lp + x * L))
     hi = np.logaddexp(s, math.log(d) + x * top) if d > 0 else s
     return max(0.0, s - 1e-12) / x, (float(hi) + 1e-12) / x

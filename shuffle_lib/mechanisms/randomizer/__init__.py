@@ -249,10 +249,13 @@ def view_pmfs(view: View, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
     N = n - 1
     if (N + 2) ** 2 <= EXACT_2D_MAX:
         i = np.arange(N + 1)
-        rest = 1.0 - view.r0
+        rest = 1.0 - view.r0 if view.ro is None else view.ro      # the others' mass off T0
         cond = view.r1 / rest if rest > 0 else 0.0
+        # the count on T0 as N minus a Bin(N, rest) count: with r0 = 1 - 5e-300 rounded to 1,
+        # Bin(N, r0) put no mass below N and the view's lower delta came out 0.1 for an exact 0.05
+        first = binom.pmf(i, N, view.r0) if view.ro is None else binom.pmf(N - i, N, min(rest, 1.0))
         M = np.zeros((N + 2, N + 2))
-        M[: N + 1, : N + 1] = binom.pmf(i, N, view.r0)[:, None] * binom.pmf(
+        M[: N + 1, : N + 1] = first[:, None] * binom.pmf(
             i[None, :], N - i[:, None], min(cond, 1.0)
         )
         out = []
@@ -297,7 +300,10 @@ def certified_lower(pld: PLD, eps: float) -> float:
     v.instance("pld", pld, PLD)
     j = int(np.searchsorted(pld.losses, eps - 1e-9, side="right"))
     near = math.fsum(pld.probs[j:]) + pld.inf_mass
-    return max(0.0, hockey_stick(pld, eps) - PMF_RTOL * near - pld.losses.size * 1e-300)
+    # a cell below the normal range (2.2e-308) is off by up to ~1e-323 absolute, which e^eps
+    # magnifies to 1e-19 at eps = 700: charged per atom (the Q side of each term)
+    sub = pld.losses.size * 1e-323 * math.exp(min(eps, 709.0))
+    return max(0.0, hockey_stick(pld, eps) - PMF_RTOL * near - pld.losses.size * 1e-300 - sub)
 
 
 def view_delta(view: View, n: int, eps: float) -> float:

@@ -92,6 +92,9 @@ class View:
     label: str
     o0: float | None = None   # the differing user's mass off T0 and T1 under x0 / x1, summed from
     o1: float | None = None   # the row (None: 1 - u - w, which cancels: 5.6e-17 where it is 0)
+    # the others' mass off T0, summed from the row (None: 1 - r0, which cancels where
+    # r0 = 1 - 5e-300 rounds to 1 and would lose the others' T1 mass)
+    ro: float | None = None
 
     @property
     def off0(self) -> float:
@@ -210,8 +213,9 @@ def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
     if W.sum() > 0:
         used = W > 0
         rest = R[:, used] - a * np.where(S, D, 0.0)[used]
-        # the others' cover of each output of W
-        rho = np.maximum(np.min(rest / W[used], axis=0), 0.0)
+        # the others' cover of each output of W; one beyond 1e308 (W near 1e-300) is +inf
+        with np.errstate(over="ignore"):
+            rho = np.maximum(np.min(rest / W[used], axis=0), 0.0)
         M = 1.0 - beta - 2 * s
         c = max(0.0, float(rho.min()) * M) * SHRINK
         wu = W[used]
@@ -244,6 +248,7 @@ def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
                 f"others all x{y}, counts on {label} of S0/S1",
                 None if rest is None else math.fsum(P0[rest]),
                 None if rest is None else math.fsum(P1[rest]),
+                math.fsum(R[y][~T0]),
             )
             if all(
                 (w.r0, w.r1, w.u0, w.w0, w.u1, w.w1) != (x.r0, x.r1, x.u0, x.w0, x.u1, x.w1)
