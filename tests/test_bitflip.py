@@ -402,6 +402,28 @@ def test_seed_q_suffices_worst_case_exhaustive():
         assert bf.q_needed_worst(1000, eps, dl, tol=1e-3) < qs / 3
 
 
+PROP41_GRID = [(n, eps, dl) for n in (400, 1000) for eps in (0.5, 1.0, 2.0) for dl in (1e-6, 1e-9)] \
+    + [(2000, 1.0, 1e-6)]
+"""(n, eps, delta) at which Prop. 4.1's conclusion is checked exactly (every m: O(n) PLDs each)."""
+
+
+def test_prop41_conclusion_exact_worst_case_delta_at_its_q():
+    """Prop. 4.1 (eq. 4.6) itself: at the smallest q satisfying (4.6), the exact delta of the
+    bit-flip shuffler, worst case over every collection (every m, both directions), is <= delta;
+    and q(4.6) >= q(4.5) (the proposition's correction only raises q).  Cells where (4.6) has no
+    q <= 1/2 claim nothing; enough cells must remain for the check to mean something."""
+    checked = 0
+    for n, eps, dl in PROP41_GRID:
+        q41, q45 = bf.seed_q_prop41(n, eps, dl), bf.seed_q_lemma45(n, eps, dl)
+        assert q41 >= q45, (n, eps, dl, q41, q45)
+        if q41 > 0.5:
+            continue
+        worst = float(bf.delta_worst(n, q41, eps)[0])
+        assert worst <= dl, (n, eps, dl, q41, worst)
+        checked += 1
+    assert checked >= 10, checked
+
+
 def test_q_needed_worst_grid_is_lower_bound_and_monotone():
     """Grid over m gives <= the exhaustive q; exhaustive >= q for m = 0; delta decreasing in q."""
     n, eps, dl = 150, 0.5, 1e-3

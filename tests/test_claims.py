@@ -21,6 +21,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 STATUSES = {"reproduced", "refuted", "ambiguous", "out-of-scope"}
 SEEDS = {"000", "001", "002", "003", "004"}
 LITERATURE = "lit"   # claims of papers beyond the seeds that a chapter checks (e.g. chapter 10's peers)
+CHECKS = {
+    "symbolic": "sympy proves the identity",
+    "library": "sympy or mpmath against the library's function, over a grid",
+    "exhaustive": "an enumeration of every case up to a size",
+    "numeric": "a grid or a sample: evidence, not a proof",
+    "search": "an adversarial search: no counterexample found, not a proof",
+    "none": "nothing to check (an out-of-scope notation table, parameter list or diagram)",
+}
+"""The kinds of check (column ``check``): what kind of evidence settles the entry."""
 
 
 def rows():
@@ -81,10 +90,12 @@ def _label_exists(path, label):
 def test_header_and_values():
     rs = rows()
     assert rs, "the ledger is empty"
-    assert list(rs[0].keys()) == ["seed", "item", "status", "settled_by", "results", "note"]
+    assert list(rs[0].keys()) == ["seed", "item", "status", "settled_by", "results", "note", "check"]
     for r in rs:
         assert r["seed"] in SEEDS | {LITERATURE}, r
         assert r["status"] in STATUSES, r
+        assert r["check"] in CHECKS, r
+        assert (r["check"] == "none") <= (r["status"] == "out-of-scope"), r   # every claim is checked somehow
         assert r["item"].strip() and r["settled_by"].strip(), r
 
 
