@@ -1,0 +1,116 @@
+"""The mutation audit of the ledger: does each entry's check fail when its claim is made false?
+
+    python -m tests.mutation_audit                 # every mutation of tests/mutations.csv
+    python -m tests.mutation_audit "Lemma B.1"     # only the entries whose item contains the text
+
+For every row of ``tests/mutations.csv`` (a ledger entry, named by the start of its item; the
+library function the claim is about, ``module:function``; a mutation of it, in the language of
+``tests/mutation_plugin.py``; why that mutation makes the claim false) the audit runs the
+entry's cited tests (its settled_by and the tests its note names, as ``tests/verify.py`` finds
+them) in a fresh pytest process with the function mutated.  A check *bites* when a test fails;
+it *survives* when every test passes.  Each entry's tests are first run unmutated, so that a
+failure is the mutation's doing.
+
+The audit also lists the ledger entries that are reproduced or refuted and have no row, with
+their check kind: symbolic entries (sympy alone proves or refutes them, no library function)
+and entries settled by a chapter section, which the chapter build checks.
+
+Not part of the default test run (``python -m pytest`` does not collect this module); it takes
+several minutes (the time is printed at the end).  Exit 1 when a mutant survives, a mutant is
+never called, or a check fails unmutated.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+from tests.verify import ROOT, rows, tests_of
+
+TABLE = ROOT / "tests" / "mutations.csv"
+
+
+def table() -> list[dict]:
+    with open(TABLE, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def entry_of(prefix: str, ledger: list[dict]) -> dict:
+    """The one ledger entry whose item starts with ``prefix``."""
+    hits = [r for r in ledger if r["item"].startswith(prefix)]
+    if len(hits) != 1:
+        raise ValueError(f"entry {prefix!r} names {len(hits)} ledger entries, not one")
+    return hits[0]
+
+
+def pytest_run(node_ids: list[str], mutation: str | None) -> tuple[int, int | None, float]:
+    """(pytest's exit code, calls of the mutant or None, seconds) for one fresh process."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("SHUFFLE_MUTATION", None)
+    with tempfile.NamedTemporaryFile("r", suffix=".calls") as log:
+        if mutation:
+            env["SHUFFLE_MUTATION"], env["SHUFFLE_MUTATION_LOG"] = mutation, log.name
+        t0 = time.perf_counter()
+        code = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:xdist",
+                               "-p", "tests.mutation_plugin", *node_ids],
+                              cwd=ROOT, env=env, capture_output=True, text=True).returncode
+        calls = log.read().strip() if mutation else ""
+    return code, (int(calls) if calls else None), time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    ledger = rows()
+    muts = [m for m in table() if not argv or argv[0].lower() in m["entry"].lower()]
+    t_start = time.perf_counter()
+    baseline: dict[tuple, int] = {}
+    bad = []
+    print(f"{len(muts)} mutations of {len({m['entry'] for m in muts})} ledger entries\n")
+    for m in muts:
+        e = entry_of(m["entry"], ledger)
+        ids = tests_of(e)
+        if not ids:
+            bad.append((m["entry"], "cites no test"))
+            print(f"NO TEST   {m['entry'][:70]}")
+            continue
+        if tuple(ids) not in baseline:
+            baseline[tuple(ids)] = pytest_run(ids, None)[0]
+        if baseline[tuple(ids)] != 0:
+            bad.append((m["entry"], "its checks fail unmutated"))
+            print(f"FAILS     {m['entry'][:70]}  (unmutated)")
+            continue
+        code, calls, sec = pytest_run(ids, f"{m['target']}|{m['mutation']}")
+        if code == 1 and calls:
+            word = "bites"
+        elif code == 0:
+            word = "SURVIVES" if calls else "NOT CALLED"
+            bad.append((m["entry"], f"{m['target']} {m['mutation']}: {word.lower()}"))
+        else:
+            word = f"ERROR {code}"
+            bad.append((m["entry"], f"pytest exit {code}"))
+        print(f"{word:<9} {m['entry'][:60]:<60} {m['target']} [{m['mutation']}] "
+              f"({calls} calls, {sec:.1f} s)")
+    audited = {entry_of(m["entry"], ledger)["item"] for m in table()}
+    rest = [r for r in ledger if r["item"] not in audited and r["status"] in ("reproduced", "refuted")]
+    print(f"\nreproduced or refuted entries without a mutation ({len(rest)}): why")
+    for r in rest:
+        why = ("symbolic: sympy alone settles it, no library function" if r["check"] == "symbolic"
+               else "settled by a chapter section: checked by the chapter build" if not tests_of(r)
+               else "NO MUTATION DECLARED")
+        if why == "NO MUTATION DECLARED":
+            bad.append((r["item"], why))
+        print(f"  [{r['check']:<10}] {r['item'][:70]}: {why}")
+    print(f"\n{len(bad)} entr{'y' if len(bad) == 1 else 'ies'} whose checks do not bite "
+          f"({time.perf_counter() - t_start:.0f} s in all)")
+    for item, why in bad:
+        print(f"  {item[:80]}: {why}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
