@@ -41,8 +41,8 @@ def table() -> list[dict]:
 
 
 def entry_of(prefix: str, ledger: list[dict]) -> dict:
-    """The one ledger entry whose item starts with ``prefix``."""
-    hits = [r for r in ledger if r["item"].startswith(prefix)]
+    """The one ledger entry whose item is ``prefix``, or else the one whose item starts with it."""
+    hits = [r for r in ledger if r["item"] == prefix] or [r for r in ledger if r["item"].startswith(prefix)]
     if len(hits) != 1:
         raise ValueError(f"entry {prefix!r} names {len(hits)} ledger entries, not one")
     return hits[0]

@@ -9,6 +9,7 @@ mutant.  The mutation language (one per row of ``tests/mutations.csv``):
   inside a tuple, list, dict or dataclass such as ``Bracket``);
 * ``item[K] scale C`` / ``item[K] add C`` -- only the entry K of the result (an index of a tuple
   or list, a key of a dict, a field of a dataclass);
+* ``scale C per NAME``       -- the result times C ** (the argument NAME): a trend in NAME reversed;
 * ``reverse``                 -- the result's order reversed (an array, or the two of a pair);
 * ``not``                     -- a boolean result negated;
 * ``arg[NAME] scale C`` / ``arg[NAME] add C`` / ``arg[NAME] set V`` -- an argument changed before
@@ -42,16 +43,19 @@ def parse(mutation: str):
         raise ValueError(f"mutation must follow the grammar of tests/mutation_plugin.py, got mutation={mutation!r}.")
     where = mutation.split("[", 1)[0] if m.group("key") else "result"
     key, op, val = m.group("key"), m.group("op"), m.group("val")
+    per = None
     if op in ("scale", "add", "set"):
         if val is None:
             raise ValueError(f"mutation {mutation!r}: '{op}' needs a value.")
+        if op == "scale" and " per " in val:
+            val, per = (x.strip() for x in val.split(" per ", 1))
         val = ast.literal_eval(val)
     if key is not None:
         try:
             key = ast.literal_eval(key)
         except (ValueError, SyntaxError):
             pass                                   # a bare word: a dict key, field or argument name
-    return where, key, op, val
+    return where, key, op, (val, per) if per else val
 
 
 def _number(x, op, val):
@@ -119,6 +123,10 @@ def mutant(original, mutation: str):
 
     def call(*args, **kwargs):
         _CALLS["n"] += 1
+        if isinstance(val, tuple):                   # scale C per NAME
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return _number(original(*args, **kwargs), "scale", val[0] ** bound.arguments[val[1]])
         if where == "arg":
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()

@@ -579,3 +579,41 @@ def test_composed_worst_blocks_bracket_the_exhaustive_max(n, q, K):
         assert b.lower <= x * (1 + 1e-12) and x <= b.upper * (1 + 1e-12), (b, x)
     assert all(b.upper - b.lower <= 0.05 * b.upper for b in br), br
 
+
+
+def test_fake_records_sec5_each_step_runs_the_direction_the_conclusion_needs():
+    """Sec. 5 derives m/d >= 3 log(4/delta)((e^eps+1)/(e^eps-1))^2 by a chain written from the
+    bound (5.3) towards the condition; sufficiency needs every step read the other way.  With
+    x = m/d, c = sqrt(3 log(4/delta)), E = e^eps, on eps in {0.5, 1, 2} x delta in {1e-3, 1e-6}:
+
+    * dropping the '-1' (x(E-1) - c sqrt(x)(E+1) - 1 >= 0  =>  ... >= 0) runs the wrong way: at the
+      note's x, (5.3)'s ratio exceeds E, and (5.3)'s own condition needs a larger x (by < 2%);
+    * the Chernoff step (each count within c sqrt(x) of x except with probability <= delta/2) and
+      the union bound run the right way: exact binomial tails at the note's m are <= delta/2;
+    * the lower-bound chain's last implication (lower => upper) is false, while what its sentence
+      says (upper => lower) holds on a grid of x;
+    * the conclusion holds all the same: the exact delta at m = ceil(d x) is <= delta (d = 10, 1000).
+    """
+    from scipy.stats import binom
+
+    for eps in (0.5, 1.0, 2.0):
+        for dl in (1e-3, 1e-6):
+            E, c = math.exp(eps), math.sqrt(3 * math.log(4 / dl))
+            x = fr.seed_m_over_d(eps, dl)
+            assert x * (E - 1) - c * math.sqrt(x) * (E + 1) == pytest.approx(0.0, abs=1e-9 * x)
+            ratio = (x + c * math.sqrt(x) + 1) / (x - c * math.sqrt(x))          # (5.3) at the note's x
+            assert ratio > E
+            root = (c * (E + 1) + math.sqrt(c * c * (E + 1) ** 2 + 4 * (E - 1))) / (2 * (E - 1))
+            assert x < root ** 2 < 1.02 * x                                      # (5.3)'s own condition
+            for d in (10, 1000):
+                m = math.ceil(d * x)
+                lo, hi = m / d - c * math.sqrt(m / d), m / d + c * math.sqrt(m / d)
+                tail = binom.sf(math.floor(hi), m, 1 / d) + binom.cdf(math.ceil(lo) - 1, m, 1 / d)
+                assert tail <= dl / 2, (eps, dl, d, tail)
+                assert float(fr.fake_delta(m, d, eps)[0]) <= dl
+            xs = np.geomspace(c * c * 1.0001, 100 * x, 400)
+            s = np.sqrt(xs)
+            upper = (xs + c * s + 1) / (xs - c * s) <= E
+            lower = (xs - c * s + 1) / (xs + c * s) >= 1 / E
+            assert np.all(lower[upper]) and np.any(upper)                      # upper => lower
+            assert np.any(lower & ~upper)                                      # lower =/=> upper
