@@ -19,7 +19,7 @@ EXECUTE := rm -rf _build/.jupyter_cache && $(PY) tests/execute_chapters.py --job
 # --all: Sphinx does not see that the cache under a page changed, and would keep the old page
 BUILD := $(VENV)/bin/jupyter-book build . --all --config $(BOOK_CONFIG) --keep-going
 
-.PHONY: book test setup clean chromium
+.PHONY: book test setup clean chromium verify audit
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -70,6 +70,16 @@ test: setup chromium
 	  tail -n 60 _build/execute.log; fi; \
 	test $$executed -eq 0 -a $$book -eq 0 -a $$tests -eq 0
 	@echo "All tests passed; the book is at $(CURDIR)/_build/html/index.html"
+
+# One claim of the ledger, all its checks in one pytest process: make verify CLAIM="Proposition 4.1"
+# (CHAPTERS=1 also executes and compares the chapters its entries cite).
+verify: setup
+	@test -n "$(CLAIM)" || { echo 'make verify: CLAIM is required, e.g. make verify CLAIM="Proposition 4.1"'; exit 2; }
+	$(PY) -m tests.verify "$(CLAIM)" $(if $(CHAPTERS),--chapters)
+
+# The mutation audit of the ledger (tests/mutations.csv): minutes, not part of make test.
+audit: setup
+	$(PY) -m tests.mutation_audit $(if $(CLAIM),"$(CLAIM)")
 
 clean:
 	rm -rf _build $(VENV) _vendor/mathjax

@@ -8,8 +8,8 @@ library function the claim is about, ``module:function``; a mutation of it, in t
 ``tests/mutation_plugin.py``; why that mutation makes the claim false) the audit runs the
 entry's cited tests (its settled_by and the tests its note names, as ``tests/verify.py`` finds
 them) in a fresh pytest process with the function mutated.  A check *bites* when a test fails;
-it *survives* when every test passes.  Each entry's tests are first run unmutated, so that a
-failure is the mutation's doing.
+it *survives* when every test passes.  All the cited tests are first run unmutated (one
+process), so that a failure is the mutation's doing.
 
 The audit also lists the ledger entries that are reproduced or refuted and have no row, with
 their check kind: symbolic entries (sympy alone proves or refutes them, no library function)
@@ -48,19 +48,34 @@ def entry_of(prefix: str, ledger: list[dict]) -> dict:
     return hits[0]
 
 
-def pytest_run(node_ids: list[str], mutation: str | None) -> tuple[int, int | None, float]:
-    """(pytest's exit code, calls of the mutant or None, seconds) for one fresh process."""
+def pytest_run(node_ids: list[str], mutation: str | None, stop_first: bool = True
+               ) -> tuple[int, int | None, float, dict[str, str]]:
+    """(pytest's exit code, calls of the mutant or None, seconds, outcome per node) of one fresh process."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("SHUFFLE_MUTATION", None)
     with tempfile.NamedTemporaryFile("r", suffix=".calls") as log:
         if mutation:
             env["SHUFFLE_MUTATION"], env["SHUFFLE_MUTATION_LOG"] = mutation, log.name
         t0 = time.perf_counter()
-        code = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:xdist",
-                               "-p", "tests.mutation_plugin", *node_ids],
-                              cwd=ROOT, env=env, capture_output=True, text=True).returncode
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:xdist",
+                               *(["-x"] if stop_first else []), "-p", "tests.mutation_plugin", *node_ids],
+                              cwd=ROOT, env=env, capture_output=True, text=True)
         calls = log.read().strip() if mutation else ""
-    return code, (int(calls) if calls else None), time.perf_counter() - t0
+    outcomes = {}
+    for line in proc.stdout.splitlines():
+        word, _, rest = line.partition(" ")
+        if word in ("PASSED", "FAILED", "ERROR", "SKIPPED"):
+            outcomes[rest.split(" - ")[0].strip()] = word
+    return proc.returncode, (int(calls) if calls else None), time.perf_counter() - t0, outcomes
+
+
+def passed(ids: list[str], outcomes: dict[str, str]) -> bool:
+    """Every node of every id (a test, or all its parametrisations) ran and passed."""
+    for ref in ids:
+        hits = [o for nid, o in outcomes.items() if nid == ref or nid.startswith(ref + "[")]
+        if not hits or any(o != "PASSED" for o in hits):
+            return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,9 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     ledger = rows()
     muts = [m for m in table() if not argv or argv[0].lower() in m["entry"].lower()]
     t_start = time.perf_counter()
-    baseline: dict[tuple, int] = {}
     bad = []
-    print(f"{len(muts)} mutations of {len({m['entry'] for m in muts})} ledger entries\n")
+    every = list(dict.fromkeys(t for m in muts for t in tests_of(entry_of(m["entry"], ledger))))
+    _, _, sec, base = pytest_run(every, None, stop_first=False)
+    print(f"{len(muts)} mutations of {len({m['entry'] for m in muts})} ledger entries; "
+          f"their {len(every)} tests run unmutated in {sec:.0f} s\n")
     for m in muts:
         e = entry_of(m["entry"], ledger)
         ids = tests_of(e)
@@ -78,13 +95,11 @@ def main(argv: list[str] | None = None) -> int:
             bad.append((m["entry"], "cites no test"))
             print(f"NO TEST   {m['entry'][:70]}")
             continue
-        if tuple(ids) not in baseline:
-            baseline[tuple(ids)] = pytest_run(ids, None)[0]
-        if baseline[tuple(ids)] != 0:
+        if not passed(ids, base):
             bad.append((m["entry"], "its checks fail unmutated"))
             print(f"FAILS     {m['entry'][:70]}  (unmutated)")
             continue
-        code, calls, sec = pytest_run(ids, f"{m['target']}|{m['mutation']}")
+        code, calls, sec, _ = pytest_run(ids, f"{m['target']}|{m['mutation']}")
         if code == 1 and calls:
             word = "bites"
         elif code == 0:
