@@ -150,3 +150,44 @@ def test_index_matches_the_seed_text(seed):
     opening = [i for i, text in enumerate(lines, 1) if _OPENS.match(text) or _CAPTION.match(text)]
     unlisted = [(i, lines[i - 1][:60]) for i in opening if i not in listed]
     assert not unlisted, f"seed {seed}: numbered results missing from tests/seed_results.csv: {unlisted}"
+
+
+def test_mutation_table_is_well_formed():
+    """tests/mutations.csv (the mutation audit's table): each row names one ledger entry (its item,
+    or the start of it), a library function that exists, and a mutation in the plugin's language."""
+    import mutation_plugin   # tests/ is on sys.path (conftest.py)
+
+    with open(ROOT / "tests" / "mutations.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    assert table and list(table[0].keys()) == ["entry", "target", "mutation", "why"]
+    items = [r["item"] for r in rows()]
+    for m in table:
+        hits = [i for i in items if i == m["entry"]] or [i for i in items if i.startswith(m["entry"])]
+        assert len(hits) == 1, (m["entry"], len(hits))
+        assert callable(mutation_plugin.resolve(m["target"])), m
+        mutation_plugin.parse(m["mutation"])
+        assert m["why"].strip(), m
+
+
+def test_mutation_plugin_mutates_every_reference():
+    """The plugin's code swap reaches a function through every name it is imported under, and its
+    mutations do what the table says (scale, an item, an argument, reverse, scale per argument)."""
+    import mutation_plugin
+    from shuffle_lib import bitflip
+    from shuffle_lib.mechanisms.mixnet.bitflip import seed_q_lemma45
+
+    want = bitflip.seed_q_lemma45(1000, 1.0, 1e-6)
+    code = bitflip.seed_q_lemma45.__code__
+    try:
+        mutation_plugin.install("shuffle_lib.bitflip:seed_q_lemma45", "scale 0.5")
+        assert seed_q_lemma45(1000, 1.0, 1e-6) == pytest.approx(want / 2, rel=1e-15)
+    finally:
+        bitflip.seed_q_lemma45.__code__ = code
+    assert seed_q_lemma45(1000, 1.0, 1e-6) == want
+    f = lambda x, n=2: (x, 10 * x)  # noqa: E731
+    assert mutation_plugin.mutant(f, "item[1] add 1")(1.0) == (1.0, 11.0)
+    assert mutation_plugin.mutant(f, "arg[x] scale 3")(1.0) == (3.0, 30.0)
+    assert mutation_plugin.mutant(f, "reverse")(1.0) == (10.0, 1.0)
+    assert mutation_plugin.mutant(f, "scale 2 per n")(1.0, n=3) == (8.0, 80.0)
+    with pytest.raises(ValueError, match="mutation"):
+        mutation_plugin.parse("double it")
