@@ -50,7 +50,8 @@ def entry_of(prefix: str, ledger: list[dict]) -> dict:
 
 def pytest_run(node_ids: list[str], mutation: str | None, stop_first: bool = True
                ) -> tuple[int, int | None, float, dict[str, str]]:
-    """(pytest's exit code, calls of the mutant or None, seconds, outcome per node) of one fresh process."""
+    """(pytest's exit code, calls of the mutant (None unmutated; minus the failures of the mutation
+    itself, when it did not fit a result), seconds, outcome per node) of one fresh process."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("SHUFFLE_MUTATION", None)
     with tempfile.NamedTemporaryFile("r", suffix=".calls") as log:
@@ -66,7 +67,8 @@ def pytest_run(node_ids: list[str], mutation: str | None, stop_first: bool = Tru
         word, _, rest = line.partition(" ")
         if word in ("PASSED", "FAILED", "ERROR", "SKIPPED"):
             outcomes[rest.split(" - ")[0].strip()] = word
-    return proc.returncode, (int(calls) if calls else None), time.perf_counter() - t0, outcomes
+    n_calls, errors = (int(x) for x in calls.split()) if calls else (None, 0)
+    return proc.returncode, (n_calls if not errors else -errors), time.perf_counter() - t0, outcomes
 
 
 def passed(ids: list[str], outcomes: dict[str, str]) -> bool:
@@ -100,7 +102,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"FAILS     {m['entry'][:70]}  (unmutated)")
             continue
         code, calls, sec, _ = pytest_run(ids, f"{m['target']}|{m['mutation']}")
-        if code == 1 and calls:
+        if calls is not None and calls < 0:
+            word = "MUTATION ERROR"
+            bad.append((m["entry"], f"{m['target']} {m['mutation']}: the mutation does not fit the result"))
+        elif code == 1 and calls:
             word = "bites"
         elif code == 0:
             word = "SURVIVES" if calls else "NOT CALLED"

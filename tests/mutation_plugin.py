@@ -32,7 +32,7 @@ import re
 
 import numpy as np
 
-_CALLS = {"n": 0}
+_CALLS = {"n": 0, "errors": 0}
 _GRAMMAR = re.compile(r"^(?:(item|arg)\[(?P<key>[^\]]+)\]\s+)?(?P<op>scale|add|set|reverse|not)(?:\s+(?P<val>.+))?$")
 
 
@@ -121,23 +121,35 @@ def mutant(original, mutation: str):
     where, key, op, val = parse(mutation)
     sig = inspect.signature(original)
 
-    def call(*args, **kwargs):
-        _CALLS["n"] += 1
-        if isinstance(val, tuple):                   # scale C per NAME
-            bound = sig.bind(*args, **kwargs)
-            bound.apply_defaults()
-            return _number(original(*args, **kwargs), "scale", val[0] ** bound.arguments[val[1]])
+    def mutated(stage, *a):
+        """One stage of the mutation; its own failure (a mutation that does not fit) is counted."""
+        try:
+            return stage(*a)
+        except Exception:
+            _CALLS["errors"] += 1
+            raise
+
+    def before(args, kwargs):
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
         if where == "arg":
-            bound = sig.bind(*args, **kwargs)
-            bound.apply_defaults()
             bound.arguments[key] = _apply(bound.arguments[key], op, val)
-            return original(*bound.args, **bound.kwargs)
-        out = original(*args, **kwargs)
+        return bound
+
+    def after(out, bound):
+        if isinstance(val, tuple):                   # scale C per NAME
+            return _number(out, "scale", val[0] ** bound.arguments[val[1]])
         if where == "item":
             if isinstance(out, list) and out and isinstance(out[0], tuple) and not isinstance(key, int):
                 return [_apply_item(o, key, op, val) for o in out]     # e.g. a list of Brackets
             return _apply_item(out, key, op, val)
-        return _apply(out, op, val)
+        return out if where == "arg" else _apply(out, op, val)
+
+    def call(*args, **kwargs):
+        _CALLS["n"] += 1
+        bound = mutated(before, args, kwargs)
+        out = original(*bound.args, **bound.kwargs)  # the original's own errors are not counted
+        return mutated(after, out, bound)
     return call
 
 
@@ -179,4 +191,4 @@ def pytest_unconfigure(config):
     log = os.environ.get("SHUFFLE_MUTATION_LOG")
     if log:
         with open(log, "w") as f:
-            f.write(str(_CALLS["n"]))
+            f.write(f"{_CALLS['n']} {_CALLS['errors']}")
