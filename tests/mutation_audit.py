@@ -15,8 +15,11 @@ The audit also lists the ledger entries that are reproduced or refuted and have 
 their check kind: symbolic entries (sympy alone proves or refutes them, no library function)
 and entries settled by a chapter section, which the chapter build checks.
 
-Not part of the default test run (``python -m pytest`` does not collect this module); it takes
-several minutes (the time is printed at the end).  Exit 1 when a mutant survives, a mutant is
+Not part of the default test run (``python -m pytest`` does not collect this module).  It takes
+minutes: 71 mutations of 71 entries, 12.3 min on the 2-core machine while other jobs ran (135 s
+of it the unmutated run, then 4-15 s per mutation, mostly pytest's start-up); the time is printed
+at the end.  The entries settled by a chapter section alone are not mutated: a chapter runs in its
+own kernel, which the plugin does not reach; the chapter build checks them.  Exit 1 when a mutant survives, a mutant is
 never called, or a check fails unmutated.
 """
 

@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     outcome = run(nodes) if nodes else {}
     seconds = time.perf_counter() - t0
     failed = False
-    print(f"\n{len(entries)} ledger entr{'y' if len(entries) == 1 else 'ies'} match {args.claim!r} "
+    print(f"\n{len(entries)} ledger entr{'y matches' if len(entries) == 1 else 'ies match'} {args.claim!r} "
           f"({len(nodes)} checks, one pytest process, {seconds:.1f} s):")
     for r in entries:
         tests = tests_of(r)
