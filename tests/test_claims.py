@@ -191,3 +191,19 @@ def test_mutation_plugin_mutates_every_reference():
     assert mutation_plugin.mutant(f, "scale 2 per n")(1.0, n=3) == (8.0, 80.0)
     with pytest.raises(ValueError, match="mutation"):
         mutation_plugin.parse("double it")
+
+
+def test_verify_finds_a_claims_entries_and_every_cited_test_exists():
+    """``python -m tests.verify CLAIM`` runs the tests an entry cites (settled_by and note): each must
+    exist, or the command would report it as not collected; a claim finds its entries by item or
+    numbered result."""
+    import verify   # tests/ is on sys.path (conftest.py)
+
+    for r in rows():
+        for ref in verify.tests_of(r):
+            path, name = ref.split("::")
+            assert (ROOT / path).exists() and _test_exists(path, name), (r["item"][:50], ref)
+    prop = verify.matching("Proposition 4.1", rows())
+    assert any(r["item"].startswith("Proposition 4.1 (eq. 4.6)") for r in prop)
+    assert verify.matching("004:Lemma 4.5", rows()) and not verify.matching("no such claim", rows())
+    assert verify.main(["no such claim"]) == 2                   # one line naming the argument, exit 2
