@@ -73,12 +73,12 @@ test: setup chromium
 
 # One claim of the ledger, all its checks in one pytest process: make verify CLAIM="Proposition 4.1"
 # (CHAPTERS=1 also executes and compares the chapters its entries cite).
-verify: setup
+verify: $(STAMP)
 	@test -n "$(CLAIM)" || { echo 'make verify: CLAIM is required, e.g. make verify CLAIM="Proposition 4.1"'; exit 2; }
 	$(PY) -m tests.verify "$(CLAIM)" $(if $(CHAPTERS),--chapters)
 
 # The mutation audit of the ledger (tests/mutations.csv): minutes, not part of make test.
-audit: setup
+audit: $(STAMP)
 	$(PY) -m tests.mutation_audit $(if $(CLAIM),"$(CLAIM)")
 
 clean:
