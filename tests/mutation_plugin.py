@@ -10,6 +10,8 @@ mutant.  The mutation language (one per row of ``tests/mutations.csv``):
 * ``item[K] scale C`` / ``item[K] add C`` -- only the entry K of the result (an index of a tuple
   or list, a key of a dict, a field of a dataclass);
 * ``scale C per NAME``       -- the result times C ** (the argument NAME): a trend in NAME reversed;
+* ``item[K] copy J``          -- the entry K of the result replaced by its entry J (a refuted
+  formula made equal to the right one);
 * ``reverse``                 -- the result's order reversed (an array, or the two of a pair);
 * ``not``                     -- a boolean result negated;
 * ``arg[NAME] scale C`` / ``arg[NAME] add C`` / ``arg[NAME] set V`` -- an argument changed before
@@ -33,7 +35,7 @@ import re
 import numpy as np
 
 _CALLS = {"n": 0, "errors": 0}
-_GRAMMAR = re.compile(r"^(?:(item|arg)\[(?P<key>[^\]]+)\]\s+)?(?P<op>scale|add|set|reverse|not)(?:\s+(?P<val>.+))?$")
+_GRAMMAR = re.compile(r"^(?:(item|arg)\[(?P<key>[^\]]+)\]\s+)?(?P<op>scale|add|set|copy|reverse|not)(?:\s+(?P<val>.+))?$")
 
 
 def parse(mutation: str):
@@ -47,6 +49,8 @@ def parse(mutation: str):
     if op in ("scale", "add", "set"):
         if val is None:
             raise ValueError(f"mutation {mutation!r}: '{op}' needs a value.")
+        if op == "copy":
+            return where, key, op, val.strip()
         if op == "scale" and " per " in val:
             val, per = (x.strip() for x in val.split(" per ", 1))
         val = ast.literal_eval(val)
@@ -139,6 +143,8 @@ def mutant(original, mutation: str):
     def after(out, bound):
         if isinstance(val, tuple):                   # scale C per NAME
             return _number(out, "scale", val[0] ** bound.arguments[val[1]])
+        if op == "copy":
+            return {**out, key: out[val]} if isinstance(out, dict) else _apply_item(out, key, "set", out[val])
         if where == "item":
             if isinstance(out, list) and out and isinstance(out[0], tuple) and not isinstance(key, int):
                 return [_apply_item(o, key, op, val) for o in out]     # e.g. a list of Brackets

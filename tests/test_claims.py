@@ -189,6 +189,7 @@ def test_mutation_plugin_mutates_every_reference():
     assert mutation_plugin.mutant(f, "arg[x] scale 3")(1.0) == (3.0, 30.0)
     assert mutation_plugin.mutant(f, "reverse")(1.0) == (10.0, 1.0)
     assert mutation_plugin.mutant(f, "scale 2 per n")(1.0, n=3) == (8.0, 80.0)
+    assert mutation_plugin.mutant(lambda: {"a": 1, "b": 2}, "item[a] copy b")() == {"a": 2, "b": 2}
     with pytest.raises(ValueError, match="mutation"):
         mutation_plugin.parse("double it")
 
