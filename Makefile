@@ -20,7 +20,7 @@ EXECUTE := rm -rf _build/.jupyter_cache && $(PY) tests/execute_chapters.py --job
 # --all: Sphinx does not see that the cache under a page changed, and would keep the old page
 BUILD := $(VENV)/bin/jupyter-book build . --all --config $(BOOK_CONFIG) --keep-going
 
-.PHONY: book test setup clean chromium lab
+.PHONY: book test setup clean chromium lab verify audit
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -83,6 +83,16 @@ lab: setup
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) \
 	  --LabApp.app_settings_dir=$(CURDIR)/.jupyter/lab/settings \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+
+# One claim of the ledger, all its checks in one pytest process: make verify CLAIM="Proposition 4.1"
+# (CHAPTERS=1 also executes and compares the chapters its entries cite).
+verify: $(STAMP)
+	@test -n "$(CLAIM)" || { echo 'make verify: CLAIM is required, e.g. make verify CLAIM="Proposition 4.1"'; exit 2; }
+	$(PY) -m tests.verify "$(CLAIM)" $(if $(CHAPTERS),--chapters)
+
+# The mutation audit of the ledger (tests/mutations.csv): minutes, not part of make test.
+audit: $(STAMP)
+	$(PY) -m tests.mutation_audit $(if $(CLAIM),"$(CLAIM)")
 
 clean:
 	rm -rf _build $(VENV) _vendor/mathjax

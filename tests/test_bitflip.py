@@ -402,6 +402,27 @@ def test_seed_q_suffices_worst_case_exhaustive():
         assert bf.q_needed_worst(1000, eps, dl, tol=1e-3) < qs / 3
 
 
+PROP41_GRID = [(n, eps, dl) for n in (400, 1000) for eps in (0.5, 1.0, 2.0) for dl in (1e-6, 1e-9)] \
+    + [(2000, 1.0, 1e-6)]
+"""(n, eps, delta) at which Prop. 4.1's conclusion is checked exactly (every m: O(n) PLDs each)."""
+
+
+def test_prop41_conclusion_exact_worst_case_delta_at_its_q():
+    """Prop. 4.1 (eq. 4.6) itself: at the smallest q satisfying (4.6), the exact delta of the
+    bit-flip shuffler, worst case over every collection (every m, both directions), is <= delta;
+    and q(4.6) >= q(4.5) (the proposition's correction only raises q).  Cells where (4.6) has no
+    q <= 1/2 claim nothing; enough cells must remain for the check to mean something."""
+    checked = 0
+    for n, eps, dl in PROP41_GRID:
+        q41, q45 = bf.seed_q_prop41(n, eps, dl), bf.seed_q_lemma45(n, eps, dl)
+        if q41 <= 0.5:
+            worst = float(bf.delta_worst(n, q41, eps)[0])
+            assert worst <= dl, (n, eps, dl, q41, worst)
+            checked += 1
+        assert q41 >= q45, (n, eps, dl, q41, q45)
+    assert checked >= 10, checked
+
+
 def test_q_needed_worst_grid_is_lower_bound_and_monotone():
     """Grid over m gives <= the exhaustive q; exhaustive >= q for m = 0; delta decreasing in q."""
     n, eps, dl = 150, 0.5, 1e-3
@@ -557,3 +578,41 @@ def test_composed_worst_blocks_bracket_the_exhaustive_max(n, q, K):
         assert b.lower <= x * (1 + 1e-12) and x <= b.upper * (1 + 1e-12), (b, x)
     assert all(b.upper - b.lower <= 0.05 * b.upper for b in br), br
 
+
+
+def test_fake_records_sec5_each_step_runs_the_direction_the_conclusion_needs():
+    """Sec. 5 derives m/d >= 3 log(4/delta)((e^eps+1)/(e^eps-1))^2 by a chain written from the
+    bound (5.3) towards the condition; sufficiency needs every step read the other way.  With
+    x = m/d, c = sqrt(3 log(4/delta)), E = e^eps, on eps in {0.5, 1, 2} x delta in {1e-3, 1e-6}:
+
+    * dropping the '-1' (x(E-1) - c sqrt(x)(E+1) - 1 >= 0  =>  ... >= 0) runs the wrong way: at the
+      note's x, (5.3)'s ratio exceeds E, and (5.3)'s own condition needs a larger x (by < 2%);
+    * the Chernoff step (each count within c sqrt(x) of x except with probability <= delta/2) and
+      the union bound run the right way: exact binomial tails at the note's m are <= delta/2;
+    * the lower-bound chain's last implication (lower => upper) is false, while what its sentence
+      says (upper => lower) holds on a grid of x;
+    * the conclusion holds all the same: the exact delta at m = ceil(d x) is <= delta (d = 10, 1000).
+    """
+    from scipy.stats import binom
+
+    for eps in (0.5, 1.0, 2.0):
+        for dl in (1e-3, 1e-6):
+            E, c = math.exp(eps), math.sqrt(3 * math.log(4 / dl))
+            x = fr.seed_m_over_d(eps, dl)
+            assert x * (E - 1) - c * math.sqrt(x) * (E + 1) == pytest.approx(0.0, abs=1e-9 * x)
+            ratio = (x + c * math.sqrt(x) + 1) / (x - c * math.sqrt(x))          # (5.3) at the note's x
+            assert ratio > E
+            root = (c * (E + 1) + math.sqrt(c * c * (E + 1) ** 2 + 4 * (E - 1))) / (2 * (E - 1))
+            assert x < root ** 2 < 1.02 * x                                      # (5.3)'s own condition
+            for d in (10, 1000):
+                m = math.ceil(d * x)
+                lo, hi = m / d - c * math.sqrt(m / d), m / d + c * math.sqrt(m / d)
+                tail = binom.sf(math.floor(hi), m, 1 / d) + binom.cdf(math.ceil(lo) - 1, m, 1 / d)
+                assert tail <= dl / 2, (eps, dl, d, tail)
+                assert float(fr.fake_delta(m, d, eps)[0]) <= dl
+            xs = np.geomspace(c * c * 1.0001, 100 * x, 400)
+            s = np.sqrt(xs)
+            upper = (xs + c * s + 1) / (xs - c * s) <= E
+            lower = (xs - c * s + 1) / (xs + c * s) >= 1 / E
+            assert np.all(lower[upper]) and np.any(upper)                      # upper => lower
+            assert np.any(lower & ~upper)                                      # lower =/=> upper

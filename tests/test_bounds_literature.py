@@ -81,3 +81,13 @@ def test_ordering_at_table_ii_parameters():
     for n in (100, 1000):
         for e, cl in zip(eps, b.fmt_clones_delta(eps, n, 0.49)):
             assert cl <= b.fmt_delta(e, n, 0.49) and cl <= b.erlingsson_delta(e, n, 0.49)
+
+
+def test_erlingsson_matches_the_column_of_biswas_table_ii():
+    """Biswas, Jung, Palamidessi (2021) Table II, column [11] (Erlingsson et al. 2019), eps0 = 0.49:
+    delta = exp(-n eps^2/(144 eps0^2)) is within 0.01 of every printed entry (two digits)."""
+    eps = [0.01, 0.1, 0.2, 0.3, 0.4]
+    paper = {100: [0.999, 0.97, 0.89, 0.77, 0.62], 1000: [0.997, 0.75, 0.32, 0.08, 0.01]}   # the paper's
+    for n, col in paper.items():
+        ours = [b.erlingsson_delta(e, n, 0.49) for e in eps]
+        assert max(abs(x - y) for x, y in zip(ours, col)) <= 0.01, (n, ours, col)

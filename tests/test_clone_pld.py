@@ -134,6 +134,11 @@ def test_term_counts_ordering():
         c = clone_pld.term_counts(n, 4.0, 1e-12)
         assert c["quantile"] <= c["hoeffding2"] <= c["hoeffding1"] <= c["full"]
         assert c["full"] == (n + 1) * (n + 2) // 2
+    # Lemma 6's O(n) itself: from n = 1e3 to 1e4 the two-level count grows like n^1.0 (at most
+    # n^1.1), the one-level count faster (n^1.2 here, n^1.5 asymptotically)
+    a, b = clone_pld.term_counts(10 ** 3, 4.0, 1e-12), clone_pld.term_counts(10 ** 4, 4.0, 1e-12)
+    growth = {k: math.log10(b[k] / a[k]) for k in a}
+    assert growth["hoeffding2"] < 1.1 < growth["hoeffding1"], growth
 
 
 def test_validation():

@@ -126,6 +126,54 @@ def test_lemmas_B1_B2_B3_symbolic():
     assert sp.simplify(sp.gammasimp(sp.combsimp(P1b0 / P0b0)) - 2 * a / (n - a) * (1 - p) / p) == 0
 
 
+def _lemma_b1_pair():
+    """The pair of seed 000 eq. 5.1 from Lemma B.1's pieces, in sympy: P = q P1 + (1-q) P0,
+    Q = q Q1 + (1-q) P0 with P1, Q1, P0 the binomial laws of the lemma, and the log-ratio that
+    Lemma B.1 (P1 = a/b Q1, P0 = r (n-a-b)/(2b) Q1, r = p/(1-p)) gives for P/Q."""
+    a, b, n = sp.symbols("a b n", integer=True, nonnegative=True)
+    p, q = sp.symbols("p q", positive=True)
+    pc = lambda i: sp.binomial(n - 1, i) * p ** i * (1 - p) ** (n - 1 - i)  # noqa: E731
+    P1 = pc(a + b - 1) * sp.binomial(a + b - 1, a - 1) / 2 ** (a + b - 1)
+    Q1 = pc(a + b - 1) * sp.binomial(a + b - 1, a) / 2 ** (a + b - 1)
+    P0 = pc(a + b) * sp.binomial(a + b, a) / 2 ** (a + b)
+    r1, r0 = a / b, p / (1 - p) * (n - a - b) / (2 * b)          # Lemma B.1
+    ratio = sp.log((q * r1 + (1 - q) * r0) / (q + (1 - q) * r0))
+    return (a, b, n, p, q), q * P1 + (1 - q) * P0, q * Q1 + (1 - q) * P0, ratio
+
+
+def test_lemma_b1_against_the_library_on_a_grid():
+    """Lemma B.1 linked to the library: on every atom (a, b) of n in {2, 9, 30, 80} x eps0 in
+    {0.1, 1.3, 4}, the koskela pair built from the lemma's binomial pieces (mpmath, 30 digits)
+    equals clone_pmfs, and the log-ratio that Lemma B.1's two identities give equals the
+    library's loss (its closed form, module docstring of clones.pairs) where b > 0."""
+    mp.mp.dps = 30
+
+    def binomial(x, k):                           # C(x, k) = 0 outside 0 <= k <= x
+        return mp.binomial(x, k) if 0 <= k <= x else mp.mpf(0)
+    syms, P, Q, ratio = _lemma_b1_pair()
+    mods = [{"binomial": binomial}, "mpmath"]
+    fP, fQ, fr = (sp.lambdify(syms, e, modules=mods) for e in (P, Q, ratio))
+    koskela = clones.PAIRS["koskela"]
+    compared = 0
+    for n in (2, 9, 30, 80):
+        for eps0 in (0.1, 1.3, 4.0):
+            p, q = mp.e ** -mp.mpf(eps0), mp.e ** mp.mpf(eps0) / (mp.e ** mp.mpf(eps0) + 1)
+            Pm, Qm = clone_pmfs(n, eps0, "koskela")
+            s = np.concatenate([np.full(k + 1, k) for k in range(n + 1)])
+            a = np.concatenate([np.arange(k + 1) for k in range(n + 1)])
+            _, al, be, ga = clones.shared_weights(n, eps0, koskela, s)
+            lib_loss = clones.loss(s, a, al, be, ga)
+            for i, (si, ai) in enumerate(zip(s.tolist(), a.tolist())):
+                bi = si - ai
+                want_p, want_q = fP(ai, bi, n, p, q), fQ(ai, bi, n, p, q)
+                assert Pm[i] == pytest.approx(float(want_p), rel=1e-10, abs=1e-300), (n, eps0, ai, bi)
+                assert Qm[i] == pytest.approx(float(want_q), rel=1e-10, abs=1e-300), (n, eps0, ai, bi)
+                if bi > 0 and ai + bi < n and want_q > 1e-300:
+                    assert lib_loss[i] == pytest.approx(float(fr(ai, bi, n, p, q)), rel=1e-9, abs=1e-12)
+                    compared += 1
+    assert compared > 5000, compared
+
+
 def test_lemma12_and_eq57_58_numeric():
     """Lemma 12 (eq. 5.5), eq. 5.7 and 5.8 at 40 digits against clone_pmfs (koskela pair)."""
     n, eps0 = 9, 1.3
