@@ -26,7 +26,7 @@ mechanisms register when :mod:`shuffle_lib.mechanisms` is imported, which
 
 import importlib as _importlib
 
-_SUBMODULES = ("core", "bounds", "mechanisms", "analyses", "cli", "interop", "declared")
+_SUBMODULES = ("core", "bounds", "mechanisms", "analyses", "cli", "interop")
 """The package's own modules that ``shuffle_lib.<name>`` imports on first use."""
 
 _FLAT = {
@@ -49,7 +49,8 @@ _FLAT = {
         ("ArrayLike", "Bracket", "DirectModel", "PairModel", "WorstCase"), "shuffle_lib.core.types"
     ),
     **dict.fromkeys(("rr_composed_pld", "rr_delta_exact", "rr_pmfs"), "shuffle_lib.mechanisms.rr"),
-    **dict.fromkeys(("mechanism", "mechanism_names", "mechanism_brackets"), "shuffle_lib.declared"),
+    **dict.fromkeys(("mechanism", "mechanism_names", "mechanism_brackets"),
+                    "shuffle_lib.mechanisms"),
 }
 """The flat API: name -> the module defining it (imported when the name is first asked for)."""
 

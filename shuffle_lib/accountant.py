@@ -280,16 +280,11 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
     def _model(self, event: ShuffledEvent, compositions: int = 1) -> Any:
         """The mechanism's build (cached for one round); with ``compositions`` for a lone event."""
         mech = mechanisms.get(event.mechanism)
-        extra = {}
-        if "compositions" in mech.uses:
-            extra["compositions"] = compositions
-        if "accuracy" in mech.uses:
-            extra["accuracy"] = self._accuracy
         if compositions == 1:
             for e, m in self._models:
                 if e == event:
                     return m
-        model = mech.build(**event.values, **extra)
+        model = mech.model(event.values, compositions, self._accuracy)[1]
         if not isinstance(model, (PairModel, WorstCase, DirectModel)):
             raise TypeError(f"mechanism {event.mechanism}'s build returned {type(model).__name__}.")
         if compositions == 1:

@@ -79,6 +79,7 @@ class PLD:
     def with_mass_at_infinity(self, extra: float) -> PLD:
         """The same atoms with ``extra`` more mass at +inf (capped at 1): where a construction
         cut mass it cannot place, an upper PLD puts it (the cut only raises the hockey stick)."""
+        extra = v.real("extra", extra, 0.0)
         return PLD.trusted(self.losses, self.probs, min(1.0, self.inf_mass + extra))
 
 
