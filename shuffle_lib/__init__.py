@@ -22,6 +22,12 @@ when it is first asked for.  Every other name lives at its module's path
 (``from shuffle_lib.mechanisms import krr``, ``from shuffle_lib.core import renyi``).  The
 mechanisms register when :mod:`shuffle_lib.mechanisms` is imported, which
 :func:`shuffle_lib.core.registry.names` and :func:`~shuffle_lib.core.registry.get` do first.
+
+The docstrings cite papers by author, year and equation (full entries in ``references.bib``):
+Koskela, Heikkilä & Honkela 2021 and 2022 (two versions of "Tight accounting in the shuffle model
+of differential privacy"), Biswas, Jung & Palamidessi 2023 (shuffled k-RR histograms), Chen, Cao
+& Ge 2024 (Rényi DP in the shuffle model), Zhilyaev 2020 (notes on mix-net protocols), Feldman,
+McMillan & Talwar 2021/2023 (the clones pairs).
 """
 
 import importlib as _importlib

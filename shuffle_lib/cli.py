@@ -252,9 +252,10 @@ RUN_OPTIONS = {
 
 def user_words(message: str, argv: Sequence[str]) -> str:
     """``message`` with each argument name the library used replaced by the option the user wrote:
-    ``n_x0 must be ..., got n_x0=nan`` becomes ``--n-x0 must be ..., got --n-x0=nan`` (before,
-    errors named ``lam`` for ``--order``).  Only a name followed by `` must`` or ``=`` is replaced,
-    so prose that happens to contain the word is left alone."""
+    ``n_x0 must be ..., got n_x0=nan`` becomes ``--n-x0 must be ..., got --n-x0=nan``, and ``lam``
+    becomes ``--order`` (tests/test_cli_bad_input.py: every error names the option written).  Only
+    a name followed by `` must`` or ``=`` is replaced, so prose that happens to contain the word is
+    left alone."""
     names = dict(RUN_OPTIONS)
     mech = next((x for x in argv[:2] if x in mechanisms.names()), None)
     if mech is not None:
