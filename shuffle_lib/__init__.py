@@ -93,27 +93,4 @@ def __dir__() -> list[str]:
     return sorted(public | set(_SUBMODULES) | set(_FLAT))
 
 
-__all__ = [
-    "PLD",
-    "Bracket",
-    "PairModel",
-    "WorstCase",
-    "DirectModel",
-    "compose",
-    "delta_bracket",
-    "epsilon_bracket",
-    "delta_exact",
-    "epsilon_exact",
-    "epsilon_for_delta",
-    "hockey_stick",
-    "pld_from_losses",
-    "pld_from_pmfs",
-    "product_pmfs",
-    "tail_probability",
-    "rr_composed_pld",
-    "rr_delta_exact",
-    "rr_pmfs",
-    "mechanism",
-    "mechanism_names",
-    "mechanism_brackets",
-]
+__all__ = list(_FLAT)

@@ -448,7 +448,7 @@ NOT_SWEPT = {
 }
 NOT_SWEPT.update({f"shuffle_lib.core.validate.{f}": "the checks themselves (their `name` is whatever the caller "
                   "names): swept through every function that uses them"
-                  for f in ("real", "reals", "integer", "integers", "array", "probability", "pmf", "choice", "stochastic_matrix", "instance")})
+                  for f in ("real", "reals", "integer", "integers", "array", "probability", "pmf", "choice", "stochastic_matrix", "instance", "floats")})
 
 # ---- known defects, not yet fixed ----------------------------------------------------------------
 # Arguments the sweep still faults, with the kinds found (accepted: a bad value returned an answer;

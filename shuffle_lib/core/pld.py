@@ -137,18 +137,8 @@ def pld_from_losses(losses: Sequence[float] | np.ndarray, probs: Sequence[float]
 
     Source: Koskela et al. 2021, Def. 4 (a PLD given by its atoms).
     """
-    try:
-        losses = np.asarray(losses, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"losses must be a 1-d list of real numbers, got losses={losses!r:.80}."
-        ) from None
-    try:
-        probs = np.asarray(probs, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"probs must be a 1-d list of probabilities, got probs={probs!r:.80}."
-        ) from None
+    losses = v.floats("losses", losses, "a 1-d list of real numbers")
+    probs = v.floats("probs", probs, "a 1-d list of probabilities")
     if losses.shape != probs.shape or losses.ndim != 1:
         raise ValueError(
             f"losses and probs must be 1-d of equal length, got {losses.shape} and {probs.shape}."

@@ -79,12 +79,7 @@ def pmf_A(n: int, m: int, q: float, tail: float = 0.0) -> np.ndarray:
 def g(x: ArrayLike, q: float) -> float | np.ndarray:
     """g(x) = (q + p x)/(p + q x), p = 1 - q (Zhilyaev 2020, Sec. 3.2); pi_n = g(rho_{n-1})."""
     q = v.real("q", q, 0.0, 0.5, lo_open=True)
-    try:
-        x = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"x must be a ratio or array of ratios in [0, inf], got x={x!r:.80}."
-        ) from None
+    x = v.floats("x", x, "a ratio or array of ratios in [0, inf]")
     if np.any(np.isnan(x)) or np.any(x < 0):
         raise ValueError(f"x must hold ratios in [0, inf] (no NaN), got x={x!r:.80}.")
     return (q + (1.0 - q) * x) / ((1.0 - q) + q * x)
