@@ -618,7 +618,7 @@ def test_randomizer_view_counts_no_rounding_mass_off_its_cells():
         check_epsilon(br, 1e-17, lambda e: (randomizer_delta(pairs, K, e), 0), None, (K, 1e-17))
 
 
-def test_issue_17_krr_strong_two_rounds_against_the_exact_views():
+def test_krr_strong_two_rounds_at_a_tiny_delta_against_the_exact_views():
     """Issue 17: delta krr-strong --n 225 --gamma 0.5 --k 4 --eps 11.823 --compositions 2 gave
     [1.02363e-13, 1.02807e-13] around the exact 1.022831e-13.  Here against this file's oracle
     (A_s's views enumerated, every finite atom included, not only the +inf mass): the bracket

@@ -152,26 +152,19 @@ def _rr_rdp_exact(eps0, K, lam):
         return K * mpmath.log(a ** lam * (1 - a) ** (1 - lam) + (1 - a) ** lam * a ** (1 - lam)) / (lam - 1)
 
 
-def _cli_json(*args):
-    r = subprocess.run([sys.executable, "-m", "shuffle_lib", *args, "--json"], capture_output=True, text=True,
-                       timeout=300)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
-
-
-def test_the_cli_against_an_independent_computation():
+def test_the_cli_against_an_independent_computation(cli_json):
     """delta, epsilon and rdp of K rounds of rr from the command line bracket the exact values,
     computed here by the binomial sum and the closed-form Renyi divergence (no library call), and
     the JSON equals mechanism_brackets for each verb."""
     eps0, K = 0.8, 5
-    out = _cli_json("delta", "rr", "--eps0", str(eps0), "--eps", "0.3", "1.2", "--compositions", str(K))
+    out = cli_json("delta", "rr", "--eps0", str(eps0), "--eps", "0.3", "1.2", "--compositions", str(K))
     lib = sl.mechanism_brackets("rr", "delta", [0.3, 1.2], K, eps0=eps0)
     assert [(r["delta_lower"], r["delta_upper"]) for r in out["results"]] == [tuple(b) for b in lib]
     for r in out["results"]:
         exact = _rr_exact(eps0, K, r["eps"])
         assert r["delta_lower"] <= exact * (1 + 1e-12) and exact <= r["delta_upper"] * (1 + 1e-12), (r, exact)
     delta = 1e-3
-    out = _cli_json("epsilon", "rr", "--eps0", str(eps0), "--delta", str(delta), "--compositions", str(K))
+    out = cli_json("epsilon", "rr", "--eps0", str(eps0), "--delta", str(delta), "--compositions", str(K))
     lib = sl.mechanism_brackets("rr", "epsilon", [delta], K, eps0=eps0)
     r = out["results"][0]
     assert (r["eps_lower"], r["eps_upper"]) == tuple(lib[0])
@@ -181,7 +174,7 @@ def test_the_cli_against_an_independent_computation():
         lo, hi = (mid, hi) if _rr_exact(eps0, K, mid) > delta else (lo, mid)
     assert r["eps_lower"] <= hi and lo <= r["eps_upper"], (r, lo, hi)
     orders = [2.0, 8.0]
-    out = _cli_json("rdp", "rr", "--eps0", str(eps0), "--order", *map(str, orders))
+    out = cli_json("rdp", "rr", "--eps0", str(eps0), "--order", *map(str, orders))
     lib = sl.mechanism_brackets("rr", "rdp", orders, 1, eps0=eps0)
     assert [(r["rdp_lower"], r["rdp_upper"]) for r in out["results"]] == [tuple(b) for b in lib]
     composed = sl.mechanism_brackets("rr", "rdp", orders, K, eps0=eps0)
