@@ -13,8 +13,8 @@ registry (``ShuffledEvent("rr", eps0=1.0)``, ``ShuffledEvent("ldp-shuffle", n=10
   dropped), the privacy-buckets discretisation of Meiser & Mohammadi (2018) as used by
   ``dp_accounting.pld``;
 * the two lists are composed by the certified Fourier accountant
-  (:func:`shuffle_lib.core.fourier.delta_bracket` / ``epsilon_bracket``; Koskela et al., seed 000,
-  seed 001): the product of dominating pairs dominates the (adaptive) composition (Zhu, Dong and
+  (:func:`shuffle_lib.core.fourier.delta_bracket` / ``epsilon_bracket``; Koskela, Heikkilä & Honkela
+  2021, 2022): the product of dominating pairs dominates the (adaptive) composition (Zhu, Dong and
   Wang 2022, Thm 10), and f(s) = (1 - e^{eps - s})_+ is non-decreasing, so a composition of
   stochastically smaller losses gives a lower bound;
 * a tail cut (``PairModel.tail_cut``) lowers the lower end by ``count x tail_cut`` per event, as
@@ -280,16 +280,11 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
     def _model(self, event: ShuffledEvent, compositions: int = 1) -> Any:
         """The mechanism's build (cached for one round); with ``compositions`` for a lone event."""
         mech = mechanisms.get(event.mechanism)
-        extra = {}
-        if "compositions" in mech.uses:
-            extra["compositions"] = compositions
-        if "accuracy" in mech.uses:
-            extra["accuracy"] = self._accuracy
         if compositions == 1:
             for e, m in self._models:
                 if e == event:
                     return m
-        model = mech.build(**event.values, **extra)
+        model = mech.model(event.values, compositions, self._accuracy)[1]
         if not isinstance(model, (PairModel, WorstCase, DirectModel)):
             raise TypeError(f"mechanism {event.mechanism}'s build returned {type(model).__name__}.")
         if compositions == 1:

@@ -19,7 +19,9 @@ The contract (a public interface: extend it, don't change it):
   "results": [{"order", "rdp_lower", "rdp_upper"}], "seconds"}``, max over both directions.
 
 Every mechanism and every option comes from the registry (:mod:`shuffle_lib.core.registry`); the
-numbers from :mod:`shuffle_lib.core.evaluate`, the path the library's own functions take.
+numbers from the declaration's ``evaluate`` and
+:func:`shuffle_lib.core.calibrate.calibrate_mechanism`, the path
+:func:`shuffle_lib.mechanism_brackets` takes: the command line only parses, calls and prints.
 """
 
 from __future__ import annotations
@@ -36,12 +38,11 @@ from collections.abc import Sequence
 from shuffle_lib import mechanisms
 from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.calibrate import search
+from shuffle_lib.core.calibrate import calibrate_mechanism
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.registry import Mechanism, Param
 from shuffle_lib.core.renyi import LAM_MAX
-from shuffle_lib.core.types import Model
 
 VERBS = {
     "delta": "bracket the tight delta at given eps",
@@ -143,19 +144,6 @@ def _values(a: argparse.Namespace, mech: Mechanism) -> dict:
     return {p.name: getattr(a, p.name) for p in mech.params}
 
 
-def build(mech: Mechanism, values: dict, compositions: int = 1,
-          accuracy: float = DEFAULT_ACCURACY) -> tuple[dict, Model]:
-    """(params for the JSON, model): the declared parameters checked, then the mechanism's build."""
-    params = mech.checked(values)
-    extra = {}
-    if "compositions" in mech.uses:
-        extra["compositions"] = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
-    if "accuracy" in mech.uses:
-        extra["accuracy"] = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
-    model = mech.build(**params, **extra)
-    return dict(params, **model.info), model
-
-
 def _check_run(a: argparse.Namespace) -> None:
     v.integer("compositions", a.compositions, lo=1, hi=MAX_COMPOSITIONS)
     v.real("accuracy", a.accuracy, 0.0, 1.0, lo_open=True)
@@ -168,8 +156,7 @@ def run(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     mech = mechanisms.get(a.mechanism)
     _check_run(a)
     t0 = time.perf_counter()
-    params, model = build(mech, _values(a, mech), a.compositions, a.accuracy)
-    br = evaluate.brackets(model, a.verb, a.targets, a.compositions, accuracy=a.accuracy)
+    params, br = mech.evaluate(a.verb, a.targets, _values(a, mech), a.compositions, a.accuracy)
     if a.verb == "delta":
         res = [
             {"eps": e, "delta_lower": b.lower, "delta_upper": b.upper}
@@ -207,20 +194,6 @@ def _solve_param(argv: list[str]) -> tuple[Mechanism | None, Param | None]:
     return mech, param
 
 
-def _search_range(mech: Mechanism, param: Param, fixed: dict) -> tuple[float, float]:
-    narrowed = (
-        mech.calibration_range(param.name, fixed) if mech.calibration_range is not None else None
-    )
-    if narrowed is not None:
-        return narrowed
-    lo, hi = param.lo, param.hi
-    if param.kind is float and param.lo_open:       # an open end is searched from just inside it
-        lo = (1e-9 if hi <= 1.0 else 1e-6) if lo == 0.0 else lo + 1e-9 * max(1.0, abs(lo))
-    if param.kind is float and param.hi_open:
-        hi = hi - 1e-9 * max(1.0, abs(hi))
-    return lo, hi
-
-
 def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     """``calibrate MECHANISM [fixed options] --eps E --delta D --solve PARAM``: see
     :mod:`shuffle_lib.core.calibrate`."""
@@ -244,27 +217,8 @@ def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     _check_run(a)
     t0 = time.perf_counter()
     fixed = {p.name: getattr(a, p.name) for p in mech.params if p is not param}
-    last: dict = {}
-
-    def upper(value):
-        params, model = build(mech, dict(fixed, **{param.name: value}), a.compositions, a.accuracy)
-        br = evaluate.delta_brackets(model, [eps], a.compositions, accuracy=a.accuracy)[0]
-        last[value] = (params, br.upper)
-        return br.upper
-
-    lo, hi = _search_range(mech, param, fixed)
-    value = search(
-        lambda x: upper(int(x) if param.kind is int else x) <= delta,
-        lo,
-        hi,
-        param.more_private,
-        param.kind is int,
-        name=param.name,
-    )
-    value = int(value) if param.kind is int else value
-    if value not in last:
-        upper(value)
-    params, d_up = last[value]
+    params, value, d_up = calibrate_mechanism(mech, param.name, eps, delta, fixed, a.compositions,
+                                              a.accuracy)
     return a, {"mechanism": mech.name, "params": params, "solve": param.name, "value": value,
                "achieved": {"eps": eps, "delta_upper": d_up}, "seconds": time.perf_counter() - t0}
 
@@ -279,12 +233,7 @@ def run_rdp(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     mech = mechanisms.get(a.mechanism)
     orders = v.reals("order", a.orders, lo=1.0, hi=LAM_MAX, lo_open=True)
     t0 = time.perf_counter()
-    values = mech.checked(_values(a, mech))
-    if mech.rdp is not None:
-        params, brs = values, mech.rdp(values, orders)
-    else:
-        params, model = build(mech, values)
-        brs = evaluate.rdp_brackets(model, orders)
+    params, brs = mech.evaluate("rdp", orders, _values(a, mech))
     out = [{"order": float(o), "rdp_lower": evaluate.finite_or_none(b.lower),
             "rdp_upper": evaluate.finite_or_none(b.upper)} for o, b in zip(orders, brs)]
     return a, {
@@ -321,9 +270,10 @@ RUN_OPTIONS = {
 
 def user_words(message: str, argv: Sequence[str]) -> str:
     """``message`` with each argument name the library used replaced by the option the user wrote:
-    ``n_x0 must be ..., got n_x0=nan`` becomes ``--n-x0 must be ..., got --n-x0=nan`` (before,
-    errors named ``lam`` for ``--order``).  Only a name followed by `` must`` or ``=`` is replaced,
-    so prose that happens to contain the word is left alone."""
+    ``n_x0 must be ..., got n_x0=nan`` becomes ``--n-x0 must be ..., got --n-x0=nan``, and ``lam``
+    becomes ``--order`` (tests/test_cli_bad_input.py: every error names the option written).  Only
+    a name followed by `` must`` or ``=`` is replaced, so prose that happens to contain the word is
+    left alone."""
     names = dict(RUN_OPTIONS)
     mech = next((x for x in argv[:2] if x in mechanisms.names()), None)
     if mech is not None:

@@ -115,6 +115,9 @@ _add("core.binomial",
      binom_window=dict(N=10, p=0.3, tail=1e-10))
 _add("core.calibrate",
      search=dict(meets=lambda x: x > 2.0, lo=1.0, hi=4.0, direction="up", integer=False, rtol=1e-3, name="x"))
+_add("core.calibrate",
+     calibrate_mechanism=dict(mech=MECH, solve="eps0", eps=1.0, delta=0.1, fixed={}, compositions=1,
+                              accuracy=1e-3))
 _add("core.evaluate",
      tail_cut=dict(model=MODEL), delta_brackets=dict(model=MODEL, eps=[0.5], compositions=1),
      epsilon_brackets=dict(model=MODEL, delta=[1e-3], compositions=1),
@@ -146,11 +149,15 @@ _add("core.pld",
      delta_exact=dict(p=[0.75, 0.25], q=[0.25, 0.75], eps=0.5),
      epsilon_exact=dict(p=[0.75, 0.25], q=[0.25, 0.75], delta=1e-3),
      product_pmfs=dict(p=[0.75, 0.25], q=[0.25, 0.75], k=2),
-     loss_slack=dict(pld=PLD_), delta_both=dict(pq=PLD_, qp=PLD2, eps=0.5))
+     loss_slack=dict(pld=PLD_), delta_both=dict(pq=PLD_, qp=PLD2, eps=0.5),
+     **{"PLD.with_mass_at_infinity": dict(self=PLD_, extra=0.1)})
 _add("core.registry",
      **{"Param.option": dict(self=MECH.params[0]), "Param.check": dict(self=MECH.params[0], value=1.0),
         "Mechanism.param": dict(self=MECH, name="eps0"), "Mechanism.privacy_settings": dict(self=MECH),
-        "Mechanism.checked": dict(self=MECH, values={"eps0": 1.0})})
+        "Mechanism.checked": dict(self=MECH, values={"eps0": 1.0}),
+        "Mechanism.model": dict(self=MECH, values={"eps0": 1.0}, compositions=1, accuracy=1e-3),
+        "Mechanism.evaluate": dict(self=MECH, verb="delta", targets=[0.5], values={"eps0": 1.0},
+                                   compositions=1, accuracy=1e-3)})
 _add("mechanisms", names=dict(), get=dict(name="rr"))
 _add("core.renyi",
      check_orders=dict(lam=[2.0, 3.0]),
@@ -340,7 +347,7 @@ _add("accountant",
         "ShuffleAccountant.get_epsilon_bracket": dict(self="ACCOUNTANT_RR", target_delta=1e-3),
         "ShuffleAccountant.get_delta": dict(self="ACCOUNTANT_RR", target_epsilon=0.5),
         "ShuffleAccountant.get_epsilon": dict(self="ACCOUNTANT_RR", target_delta=1e-3)})
-_add("declared",
+_add("mechanisms",
      mechanism=dict(name="rr"), mechanism_names=dict(),
      mechanism_brackets=dict(name="rr", verb="delta", targets=[0.5], compositions=1, accuracy=1e-3, eps0=1.0))
 _add("interop", to_dp_accounting=dict(pld_pq=PLD_, pld_qp=PLD2, value_discretization_interval=1e-3,
@@ -420,7 +427,7 @@ ROLES: dict[str, dict[str, str | None]] = {
 
 NOT_SWEPT = {
     **{f"shuffle_lib.cli.{f}": "command-line entry points: swept option by option by the CLI's own bad-input "
-       "test (issue 17 item 5)" for f in ("build", "run", "run_calibrate", "run_rdp", "main")},
+       "test (issue 17 item 5)" for f in ("run", "run_calibrate", "run_rdp", "main")},
     **{f"shuffle_lib.core.grid.{f}": "arithmetic of the grid accountant shared with core.fourier, on arrays and "
        "PLDs the accountant has already checked (not an input boundary)"
        for f in ("dot", "inf_mass", "log_masses", "rounding_gain")},
@@ -428,6 +435,8 @@ NOT_SWEPT = {
        "validated, each caller's own stopping rule (the callers are swept)"
        for f in ("arithmetic", "geometric", "integer_mid", "narrow", "step_out", "illinois",
                  "narrow_arrays")},
+    "shuffle_lib.core.pld.PLD.trusted": "the unchecked constructor for arrays just computed in the "
+                                        "checked form (hot loops); PLD() itself checks",
     "shuffle_lib.core.registry.register": "mutates the global registry (registering a bad mechanism would leak "
                                           "into other tests); its argument is a declaration, checked by "
                                           "tests/test_registry.py",
@@ -437,7 +446,7 @@ NOT_SWEPT = {
 }
 NOT_SWEPT.update({f"shuffle_lib.core.validate.{f}": "the checks themselves (their `name` is whatever the caller "
                   "names): swept through every function that uses them"
-                  for f in ("real", "reals", "integer", "integers", "array", "probability", "pmf", "choice", "stochastic_matrix", "instance")})
+                  for f in ("real", "reals", "integer", "integers", "array", "probability", "pmf", "choice", "stochastic_matrix", "instance", "floats")})
 
 # ---- known defects, not yet fixed ----------------------------------------------------------------
 # Arguments the sweep still faults, with the kinds found (accepted: a bad value returned an answer;

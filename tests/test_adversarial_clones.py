@@ -240,10 +240,8 @@ def covered_above(oracle, eps, r, bound):
 # --- the mechanisms' routes and strategies --------------------------------------------------------
 
 def build(name, params, K):
-    """The CLI's route (cli.build): the declaration's build, with compositions/accuracy if it uses them."""
-    mech = mechanisms.get(name)
-    extra = {"compositions": K} if "compositions" in mech.uses else {}
-    return mech.build(**mech.checked(params), **extra)
+    """The CLI's route (Mechanism.model): the declaration's build, with compositions if it uses them."""
+    return mechanisms.get(name).model(params, K)[1]
 
 
 def mass_error(name, K):

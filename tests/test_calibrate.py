@@ -2,18 +2,12 @@
 
 import json
 import math
-import subprocess
-import sys
 
 import pytest
 
 import shuffle_lib as sl
 from shuffle_lib.core import calibrate
 from shuffle_lib.mechanisms import clones
-
-
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "shuffle_lib", *args], capture_output=True, text=True, timeout=900)
 
 
 RANGES = {"gamma": (1e-9, 1.0, "up"), "q": (1e-9, 0.5, "up"), "eps0": (1e-6, 30.0, "down")}
@@ -43,7 +37,7 @@ def test_unreachable_and_unknown():
         calibrate.search(lambda x: True, 0.0, 1.0, "sideways")
 
 
-def test_cli_rr_eps0_is_the_largest_that_meets():
+def test_cli_rr_eps0_is_the_largest_that_meets(cli):
     r = cli("calibrate", "rr", "--eps", "0.5", "--delta", "1e-3", "--solve", "eps0", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
@@ -53,7 +47,7 @@ def test_cli_rr_eps0_is_the_largest_that_meets():
     assert sl.rr_delta_exact(e0, 0.5, 1) <= 1e-3 < sl.rr_delta_exact(e0 * (1 + 1e-3), 0.5, 1)
 
 
-def test_cli_ldp_shuffle_least_n():
+def test_cli_ldp_shuffle_least_n(cli):
     r = cli("calibrate", "ldp-shuffle", "--eps0", "2", "--eps", "0.5", "--delta", "1e-6", "--solve", "n", "--json")
     assert r.returncode == 0, r.stderr
     n = json.loads(r.stdout)["value"]
@@ -66,6 +60,6 @@ def test_cli_ldp_shuffle_least_n():
     (["calibrate", "rr", "--eps", "1", "--delta", "2", "--solve", "eps0"], "delta must lie in"),
     (["calibrate", "rr", "--eps", "1", "--delta", "1e-6", "--solve", "sigma"], "no parameter --sigma"),
 ])
-def test_cli_errors(args, needle):
+def test_cli_errors(args, needle, cli):
     r = cli(*args)
     assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -39,7 +39,7 @@ def is_file_option(p):
     return p.kind is str and p.choices is None and "JSON file" in p.help
 
 
-def declared():
+def declarations():
     return [mechanisms.get(n) for n in mechanisms.names()]
 
 
@@ -115,7 +115,7 @@ def bad_numbers(p):
 
 def option_cases():
     """(mechanism, option, bad text) for every declared option of every mechanism."""
-    for mech in declared():
+    for mech in declarations():
         for p in mech.params:
             if p.choices is not None:
                 for bad in ("nosuch", ""):
@@ -185,7 +185,7 @@ def LAM_MAX():
 
 
 def test_every_file_option_has_a_valid_file():
-    found = {p.option for m in declared() for p in m.params if is_file_option(p)}
+    found = {p.option for m in declarations() for p in m.params if is_file_option(p)}
     assert found == set(VALID_FILE), found
 
 
@@ -273,7 +273,7 @@ def test_subsampled_math_domain_error_is_gone(argv):
 
 
 def example_commands():
-    for mech in declared():
+    for mech in declarations():
         if mech.example:
             opts = [x for k, val in mech.example.items() for x in (mech.param(k).option, str(val))]
             yield [mech.name, *opts]

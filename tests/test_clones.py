@@ -3,8 +3,6 @@ single-round brackets, compositions, validity classes and the CLI."""
 
 import json
 import math
-import subprocess
-import sys
 
 import mpmath as mp
 import numpy as np
@@ -284,18 +282,14 @@ def test_compositions_contain_exact_product():
     assert b.lower <= exact <= b.upper
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "shuffle_lib", *args], capture_output=True, text=True, timeout=300)
-
-
-def test_cli_done_when():
+def test_cli_done_when(cli):
     """n = 1e4, eps0 = 4, n_c in {1, 10, 100}, delta in {1e-4, 1e-6, 1e-8}: <= 0.1 % wide, exact inside."""
     deltas = [1e-4, 1e-6, 1e-8]
     single = [clones.epsilon_bracket_single(10 ** 4, 4.0, d) for d in deltas]
     prev = None
     for k in (1, 10, 100):
-        r = _cli("epsilon", "ldp-shuffle", "--n", "10000", "--eps0", "4", "--delta", *map(str, deltas),
-                 "--compositions", str(k), "--json")
+        r = cli("epsilon", "ldp-shuffle", "--n", "10000", "--eps0", "4", "--delta", *map(str, deltas),
+                "--compositions", str(k), "--json")
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout)
         for i, row in enumerate(out["results"]):
@@ -308,17 +302,17 @@ def test_cli_done_when():
         prev = [(row["eps_lower"], row["eps_upper"]) for row in out["results"]]
 
 
-def test_cli_bad_input():
-    r = _cli("delta", "ldp-shuffle", "--n", "0", "--eps0", "1", "--eps", "0.1")
+def test_cli_bad_input(cli):
+    r = cli("delta", "ldp-shuffle", "--n", "0", "--eps0", "1", "--eps", "0.1")
     assert r.returncode == 2 and "n must be" in r.stderr
-    r = _cli("delta", "ldp-shuffle", "--n", "100", "--eps0", "1", "--eps", "0.1", "--pair", "nope")
+    r = cli("delta", "ldp-shuffle", "--n", "100", "--eps0", "1", "--eps", "0.1", "--pair", "nope")
     assert r.returncode == 2
 
 
-def test_cli_pairs_differ():
+def test_cli_pairs_differ(cli):
     vals = {}
     for pr in PAIRS:
-        r = _cli("delta", "ldp-shuffle", "--n", "1000", "--eps0", "2", "--eps", "0.3", "--pair", pr, "--json")
+        r = cli("delta", "ldp-shuffle", "--n", "1000", "--eps0", "2", "--eps", "0.3", "--pair", pr, "--json")
         assert r.returncode == 0, r.stderr
         row = json.loads(r.stdout)["results"][0]
         exact = clones.delta_bracket_single(1000, 2.0, 0.3, pr)

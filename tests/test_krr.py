@@ -373,12 +373,6 @@ def test_extremes():
 # ---- CLI ---------------------------------------------------------------------------------
 
 
-def _cli(*args):
-    out = subprocess.run([sys.executable, "-m", "shuffle_lib", *args, "--json"], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
-
-
 def _dp_accounting_delta(pl, n_c, eps, h, pessimistic):
     """Independent oracle: Google dp_accounting's PLD on a grid of step h (ceil or floor rounding)."""
     from dp_accounting.pld import privacy_loss_distribution as pldlib
@@ -420,8 +414,8 @@ def test_cli_done_when(mech, n_c, capsys):
         assert r["delta_lower"] <= b + slack and a <= r["delta_upper"] * (1 + 1e-12)
 
 
-def test_cli_epsilon_and_errors():
-    out = _cli("epsilon", "krr-strong", "--n", "1000", "--gamma", "0.25", "--k", "4", "--delta", "1e-6")
+def test_cli_epsilon_and_errors(cli_json):
+    out = cli_json("epsilon", "krr-strong", "--n", "1000", "--gamma", "0.25", "--k", "4", "--delta", "1e-6")
     r = out["results"][0]
     pl = krr.strong_pld(**FIG1)
     assert r["eps_lower"] <= r["eps_upper"]

@@ -1,9 +1,10 @@
-"""Seed 003's Algorithm 1, the shuffled noisy SGD for eps0-LDP clients, and its privacy budget.
+"""Chen et al.'s (2024) Algorithm 1, the shuffled noisy SGD for eps0-LDP clients, and its privacy
+budget.
 
-A multinomial logistic regression (softmax, cross-entropy) stands in for the seed's network.
+A multinomial logistic regression (softmax, cross-entropy) stands in for the paper's network.
 n records are split into m equal blocks (clients); each epoch visits the blocks in a fresh
 random order pi; block i's clipped gradients are summed, divided by m and privatised by Laplace
-noise (seed 003 Alg. 1 lines 6-11):
+noise (Chen et al. 2024, Alg. 1 lines 6-11):
 
     theta_i = theta_{i-1} - eta (1/m sum_{j in S_pi(i)} clip(g_j) + b_i),  b_i ~ Lap(scale)^d,
     clip(g) = g / max(1, ||g||_1 / C).
@@ -14,7 +15,7 @@ the shuffle theorems need every client's report to be eps0-LDP against *any* oth
 which Delta_1 = 2C k/m with k = n/m records per block (:func:`laplace_scale`).  Both agree
 when k = 1 (m = n), the setting of our experiments.
 
-Accounting (RDP adds over the T epochs; seed 003 Thm 3 is T times Cor. 2):
+Accounting (RDP adds over the T epochs; Chen et al. 2024, Thm 3 is T times Cor. 2):
 :func:`alg1_rdp` gives T * RDP(m, eps0, lam) for the exact clones pair (certified upper end),
 Cor. 2, or Girgis et al.'s eq. 5; :func:`eps0_for_budget` the largest eps0 meeting (lam, b lam).
 """
@@ -37,7 +38,8 @@ Accountant = Literal["clones", "cor2", "girgis"]
 
 
 def clip_l1(g: np.ndarray, C: float) -> np.ndarray:
-    """Rows of ``g`` scaled to l1 norm <= C: g / max(1, ||g||_1 / C) (seed 003 Alg. 1 line 9)."""
+    """Rows of ``g`` scaled to l1 norm <= C: g / max(1, ||g||_1 / C) (Chen et al. 2024, Alg. 1 line
+    9)."""
     C = v.real("C", C, lo=0.0, lo_open=True)
     g = np.atleast_2d(v.array("g", g))
     norms = np.abs(g).sum(axis=1, keepdims=True)
@@ -48,7 +50,7 @@ def laplace_scale(C: float, eps0: float, m: int, k: int = 1) -> float:
     """Laplace scale Delta_1/eps0 with Delta_1 = 2 C k / m: eps0-LDP for a block of k records.
 
     Any two blocks of k records have sums of clipped gradients within 2Ck in l1, so after the
-    1/m of Alg. 1 line 11 the l1 sensitivity is 2Ck/m (Prop. 3).  k = 1 is the seed's
+    1/m of Alg. 1 line 11 the l1 sensitivity is 2Ck/m (Prop. 3).  k = 1 is the paper's
     2C/(eps0 m) (Alg. 1 line 6); for k > 1 that is only (k eps0)-LDP per block (group privacy).
     eps0 = inf means no noise (scale 0), the non-private baseline.
     """
@@ -75,7 +77,7 @@ def clipped_gradient_sum(theta: np.ndarray, X: np.ndarray, y: np.ndarray, C: flo
 
     ||x r^T||_1 = ||x||_1 ||r||_1, so the per-record norms come without forming each g_j.
 
-    Source: seed 003 Alg. 1 lines 9-11.
+    Source: Chen et al. 2024, Alg. 1 lines 9-11.
     """
     C = v.real("C", C, lo=0.0, lo_open=True)
     r = _softmax_residual(theta, X, y)
@@ -106,7 +108,7 @@ def laplace_ldp_gradient(
 def accuracy(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
     """Fraction of rows whose arg-max score X theta equals the label.
 
-    Source: the seed 003 Sec. 5 experiments' metric.
+    Source: the Chen et al. 2024, Sec. 5 experiments' metric.
     """
     return float(np.mean(np.argmax(X @ theta, axis=1) == y))
 
@@ -142,7 +144,8 @@ def shuffled_sgd(
     seed: int | None,
     n_classes: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Seed 003 Alg. 1 on softmax regression; returns (theta, train accuracy after each epoch).
+    """Chen et al. 2024, Alg. 1 on softmax regression; returns (theta, train accuracy after each
+    epoch).
 
     Blocks S_i = records i k .. (i+1) k - 1 after one seeded permutation of [n] (line 1),
     theta_0 = 0 (line 2); each epoch a fresh permutation of the m blocks (line 5).
@@ -184,7 +187,8 @@ def alg1_rdp(m: int, T: int, eps0: float, lam: ArrayLike, accountant: Accountant
     """T * RDP of one shuffled epoch of m eps0-LDP reports, at each order lam (composition adds).
 
     clones: certified upper end of the exact clones-pair RDP (:func:`clone_rdp`), a valid
-    bound; cor2: seed 003 Thm 3 = T * Cor. 2 (approximate); girgis: T * eq. 5 (integer lam).
+    bound; cor2: Chen et al. 2024, Thm 3 = T * Cor. 2 (approximate); girgis: T * eq. 5 (integer
+    lam).
     """
     m = v.integer("m", m, lo=2)
     T = v.integer("T", T, lo=1)
@@ -215,7 +219,7 @@ def eps0_for_budget(
     search, :func:`shuffle_lib.core.calibrate.search`.  Returns hi if hi passes; raises ValueError
     if even lo fails (the budget is unreachable in [lo, hi]).
 
-    Source: seed 003 Thm 3 / Alg. 1 (the budget (lam, b lam)).
+    Source: Chen et al. 2024, Thm 3 / Alg. 1 (the budget (lam, b lam)).
     """
     m = v.integer("m", m, lo=2)
     budget = v.real("budget", budget, lo=0.0, lo_open=True)

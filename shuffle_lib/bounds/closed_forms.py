@@ -1,6 +1,7 @@
-"""The three amplification-by-shuffling bounds of seed 002's Table II, each solved for delta.
+"""The three amplification-by-shuffling bounds of Biswas et al.'s (2023) Table II, each solved for
+delta.
 
-Seed 002 (Biswas et al.) Table II puts its delta_hat beside the deltas of
+Biswas, Jung & Palamidessi (2023), Table II, puts its delta_hat beside the deltas of
 [11] Erlingsson et al. (SODA 2019), [10] Balle et al. (CRYPTO 2019) and
 [12] Feldman, McMillan, Talwar (FOCS 2021) at eps0 = 0.49, n = 100 and 1000.
 Each bound is implemented in the form its paper states (eps as a function of
@@ -45,7 +46,7 @@ def erlingsson_epsilon(n: int, eps0: float, delta: float, strict: bool = False) 
     """eps = 12 eps0 sqrt(log(1/delta)/n), valid for eps0 < 1/2 (Erlingsson et al. 2019, Cor. 9).
 
     ``strict=True`` also refuses what lies outside the corollary's other conditions
-    (delta < 1/100 and n > 1000), as seed 000 Sec. 5.3 quotes it.
+    (delta < 1/100 and n > 1000), as Koskela et al. 2021, Sec. 5.3 quotes it.
     """
     n = v.integer("n", n, lo=1001 if strict else 2)
     eps0 = v.real("eps0", eps0, 0.0, 0.5, lo_open=True, hi_open=True)
@@ -79,7 +80,8 @@ def _krr_args(n, gamma, k):
 
 
 def balle_krr_delta(n: int, gamma: float, k: int, eps: float) -> float:
-    """delta of Balle et al. (2019, Thm 3.1) as quoted in 000 Sec. 4, solved for delta.
+    """delta of Balle et al. (2019, Thm 3.1) as quoted in Koskela et al. 2021, Sec. 4, solved for
+    delta.
 
     gamma = max{14 k log(2/delta)/((n-1) eps^2), 27 k/((n-1) eps)} gives
     delta = 2 exp(-gamma (n-1) eps^2 / (14 k)), valid for eps <= 1 and
@@ -95,7 +97,7 @@ def balle_krr_delta(n: int, gamma: float, k: int, eps: float) -> float:
 def balle_epsilon(n: int, gamma: float, k: int, delta: float) -> float:
     """Smallest eps the Balle et al. bound certifies at delta; ``math.inf`` if it needs eps > 1.
 
-    Source: Balle et al. 2019, Thm 3.1 (as quoted in seed 000 Sec. 4).
+    Source: Balle et al. 2019, Thm 3.1 (as quoted in Koskela et al. 2021, Sec. 4).
     """
     n, gamma, k = _krr_args(n, gamma, k)
     delta = v.probability("delta", delta, open_right=False)

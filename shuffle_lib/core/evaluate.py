@@ -18,7 +18,6 @@ mechanisms that declare no Renyi method of their own.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -27,7 +26,7 @@ from shuffle_lib.core import fourier
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.renyi import renyi_pld, renyi_pld_bracket
-from shuffle_lib.core.types import Bracket, DirectModel, Model, PairModel, WorstCase
+from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, Model, PairModel, WorstCase
 
 Verb = Literal["delta", "epsilon"]
 
@@ -59,7 +58,7 @@ def tail_cut(model: Model) -> float:
 
 
 def delta_brackets(
-    model: Model, eps: Sequence[float], compositions: int = 1, **kw
+    model: Model, eps: ArrayLike, compositions: int = 1, **kw
 ) -> list[Bracket]:
     """Certified brackets for the tight delta(eps) of ``compositions`` rounds, one per eps.
 
@@ -76,7 +75,7 @@ def delta_brackets(
 
 
 def epsilon_brackets(
-    model: Model, delta: Sequence[float], compositions: int = 1, **kw
+    model: Model, delta: ArrayLike, compositions: int = 1, **kw
 ) -> list[Bracket]:
     """Certified brackets for the tight eps(delta) of ``compositions`` rounds, one per delta.
 
@@ -102,7 +101,7 @@ def epsilon_brackets(
 
 
 def brackets(
-    model: Model, verb: Verb, targets: Sequence[float], compositions: int = 1, **kw
+    model: Model, verb: Verb, targets: ArrayLike, compositions: int = 1, **kw
 ) -> list[Bracket]:
     """:func:`delta_brackets` for ``verb="delta"`` (targets are eps), else
     :func:`epsilon_brackets`."""
@@ -114,7 +113,7 @@ def brackets(
     raise ValueError(f"verb must be 'delta' or 'epsilon', got {verb!r}.")
 
 
-def rdp_brackets(model: Model, orders: Sequence[float]) -> list[Bracket]:
+def rdp_brackets(model: Model, orders: ArrayLike) -> list[Bracket]:
     """Certified brackets for max(D_a(P||Q), D_a(Q||P)) of the build's PLDs, one per order a.
 
     Exact for exact PLDs; +inf when a PLD carries mass at +inf, unless the model reports

@@ -102,7 +102,7 @@ def _log_top(components):
     relative, far more than the rounding of the sums, so the bounds below stay on the safe side."""
     tops = []
     for p, _ in components:
-        # a zero-mass atom is no outcome (it used to give log(0))
+        # a zero-mass atom is no outcome (and has no log: tests/test_cli_bad_input.py)
         nz = np.flatnonzero(p.probs > 0)
         if nz.size == 0:
             return -math.inf, -math.inf        # no finite outcome: no lower end from the top atom
@@ -115,7 +115,7 @@ def _log_top(components):
 def top_atom_eps(components: Sequence[tuple[PLD, int]], delta: float) -> float:
     """A lower end for eps(delta): L_top + log(1 - delta / P_top) when delta < P_top, else 0.
 
-    Source: the top-atom bound of the module docstring (lower end), seed 000 Thm 5.
+    Source: the top-atom bound of the module docstring (lower end), Koskela et al. 2021, Thm 5.
     """
     components = check_components(components)
     delta = v.real("delta", delta, 0.0, 1.0, lo_open=True)
@@ -129,7 +129,7 @@ def top_atom_eps(components: Sequence[tuple[PLD, int]], delta: float) -> float:
 def top_atom_delta(components: Sequence[tuple[PLD, int]], eps: float) -> float:
     """A lower end for delta(eps): P_top (1 - e^{eps - L_top}) for eps < L_top, else 0.
 
-    Source: the top-atom bound of the module docstring (lower end), seed 000 Thm 5.
+    Source: the top-atom bound of the module docstring (lower end), Koskela et al. 2021, Thm 5.
     """
     return top_atom_deltas(components, [v.real("eps", eps, allow_inf=True)])[0]
 
@@ -138,7 +138,7 @@ def top_atom_deltas(components: Sequence[tuple[PLD, int]], eps: Sequence[float])
     """:func:`top_atom_delta` at each eps, the top atom found once (the accountant narrows every
     grid bracket with it, shuffle_lib.core.fourier).
 
-    Source: the top-atom bound of the module docstring (lower end), seed 000 Thm 5.
+    Source: the top-atom bound of the module docstring (lower end), Koskela et al. 2021, Thm 5.
     """
     components = check_components(components)
     eps = v.reals("eps", eps, allow_inf=True)

@@ -2,7 +2,7 @@
 
 The public face of the accountant.  A composition is given, for each direction,
 as a PLD or a list [(pld, count), ...] (heterogeneous rounds); the tight delta is
-the max over the two directions (seed 000 Thm 5; seed 001 Def. 3 and Thm 5).
+the max over the two directions (Koskela et al. 2021, Thm 5; Koskela et al. 2022, Def. 3 and Thm 5).
 One round is computed exactly from the PLD; more rounds go through the grid of
 :mod:`shuffle_lib.core.grid`, whose step, tilt and rounding mode are chosen here:
 
@@ -55,14 +55,14 @@ DEFAULT_MAX_POINTS = 2 ** 24
 _REFINE_MAX_POINTS = 2 ** 22   # delta_bracket's automatic refinement stops at this grid size
 _LAM_MAX = 50.0
 _HOPELESS = 8          # a support this many times max_points grid points at the accuracy's step ...
-_BOUNDED_POINTS = 2 ** 21   # ... is composed on about this many points instead (issue 17 item 3)
+_BOUNDED_POINTS = 2 ** 21   # ... is composed on about this many points instead (certified, fast)
 
 
 def composed_inf_mass(components: PLD | Sequence[tuple[PLD, int]]) -> float:
     """The composition's exact mass at +inf, delta(inf), without cancellation (grid.py point 5).
 
-    Source: seed 000 Thm 5 (delta(inf) is the +inf mass); the complement form -expm1(sum log1p(-a))
-    for the composed +inf mass.
+    Source: Koskela et al. 2021, Thm 5 (delta(inf) is the +inf mass); the complement form -expm1(sum
+    log1p(-a)) for the composed +inf mass.
     """
     lfin = ltot = 0.0
     for p, c in check_components(components):
@@ -128,7 +128,7 @@ def compose(
     ``accuracy``: target half-width of the eps bracket; ``h``: grid step (overrides
     ``accuracy``); ``max_points``: cap on grid points; ``lam``: exponential tilt >= 0.
 
-    Source: the FFT accountant of seed 000 Sec. 2.2 / seed 001 Sec. 2.2
+    Source: the FFT accountant of Koskela et al. 2021, Sec. 2.2 / Koskela et al. 2022, Sec. 2.2
     (:mod:`shuffle_lib.core.grid`).
     """
     components = check_components(components)
@@ -179,7 +179,8 @@ def delta_bracket_one(cg: F.Composed, eps: float) -> Bracket:
     The Hoeffding level c is chosen on the fast approximate reads; the returned
     values are direct evaluations, so each is certified whatever c was chosen.
 
-    Source: seed 000 Thm 5, eq. 2.3 read off the grid (:mod:`shuffle_lib.core.grid`, points 1-4).
+    Source: Koskela et al. 2021, Thm 5, eq. 2.3 read off the grid (:mod:`shuffle_lib.core.grid`,
+    points 1-4).
     """
     v.instance("cg", cg, F.Composed)
     eps = v.real("eps", eps)
@@ -239,7 +240,7 @@ def epsilon_bracket_one(cg: F.Composed, delta: float) -> Bracket:
     lower: delta_lower(lower) > delta (or lower = 0), so the tight eps is >= lower.
     The search runs on the fast reads; both ends are then confirmed by direct evaluation.
 
-    Source: seed 000 Thm 5, eq. 2.3 inverted on the grid (:mod:`shuffle_lib.core.grid`).
+    Source: Koskela et al. 2021, Thm 5, eq. 2.3 inverted on the grid (:mod:`shuffle_lib.core.grid`).
     """
     v.instance("cg", cg, F.Composed)
     delta = v.probability("delta", delta)
@@ -336,8 +337,9 @@ def _cap_delta(br, components, eps, low=None):
     if not _loose(br):
         return br
     # the grid-free caps read the PLDs' floating-point losses: shifted by their rounding (K times
-    # loss_slack), as the one-round path is; unshifted, the Chernoff cap took a pair whose losses
-    # 1e-16 all round to 0 down to delta(0) = 0 at K = 2, exact 5.2e-17 (found by the deep run)
+    # loss_slack), as the one-round path is; unshifted, the Chernoff cap takes a pair whose losses
+    # 1e-16 all round to 0 down to delta(0) = 0 at K = 2, exact 5.2e-17
+    # (tests/test_certified_edges.py::test_grid_free_caps_carry_the_loss_rounding)
     slack = math.fsum(c * loss_slack(p) for p, c in components)
     lo_comps = components if low is None else low
     slack_lo = math.fsum(c * loss_slack(p) for p, c in lo_comps)
@@ -352,7 +354,7 @@ def _near_top_delta(components, eps):
     outcome with true loss > eps needs every round's rounded loss >= its top - D, D = T - eps + s;
     hence delta(eps) <= D_inf + prod_r P_r[top_r - D <= l < inf]^(c_r) (1 - e^(eps - T - s))^+.
 
-    Source: seed 000 Thm 5 (delta = E_P[(1 - e^(eps - L))^+]), bounded atom by atom.
+    Source: Koskela et al. 2021, Thm 5 (delta = E_P[(1 - e^(eps - L))^+]), bounded atom by atom.
     """
     m, ulp = REL_MARGIN, 2.0 ** -52
     slack = math.fsum(c * loss_slack(p) for p, c in components)
@@ -432,7 +434,8 @@ def delta_bracket(
     (pq, qp) for the grid-free lower caps when the given ones carry a truncated tail as a finite
     top atom (the grid trims it; the caps would count it).  Keywords go to :func:`compose`.
 
-    Source: seed 000 Thm 5 (max over both directions), seed 001 Def. 3 and Thm 5.
+    Source: Koskela et al. 2021, Thm 5 (max over both directions), Koskela et al. 2022, Def. 3 and
+    Thm 5.
     """
     eps = v.reals("eps", eps, lo=0.0)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
@@ -507,7 +510,8 @@ def epsilon_bracket(
 ) -> list[Bracket]:
     """Certified brackets for the tight eps(delta) of a composition, one per delta.
 
-    Source: seed 000 Thm 5 (max over both directions), seed 001 Def. 3 and Thm 5.
+    Source: Koskela et al. 2021, Thm 5 (max over both directions), Koskela et al. 2022, Def. 3 and
+    Thm 5.
     """
     delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     _compose_keywords(kw, ("accuracy", "h", "max_points"), "epsilon_bracket")

@@ -1,9 +1,9 @@
 """The Fourier accountant, made certified: a PLD composed on a grid with one-sided errors.
 
-The FFT accountant of Koskela et al. (seed 000 Sec. 2.2; seed 001 Sec. 2.2)
+The FFT accountant of Koskela et al. (Koskela et al. 2021, Sec. 2.2; Koskela et al. 2022, Sec. 2.2)
 places a PLD on an equidistant grid of step h, composes it with FFTs and reads
 off delta(eps) = delta(inf) + E[(1 - e^{eps - S})_+] of the composed loss
-S = L_1 + ... + L_K (seed 000 Thm 5, eq. 2.3; seed 001 Thm 5).  Here every
+S = L_1 + ... + L_K (Koskela et al. 2021, Thm 5, eq. 2.3; Koskela et al. 2022, Thm 5).  Here every
 approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
 (the public accountant) can return a bracket [lower, upper] that contains the tight value.
 
@@ -277,7 +277,7 @@ def discretise(
     """Put one PLD on the grid of step h, rounding 'up', 'down', 'mean' or 'above' (floor + 1),
     tilted by lam.
 
-    Source: seed 000 Sec. 2.2 (the FFT accountant's grid); module docstring, points 1-3.
+    Source: Koskela et al. 2021, Sec. 2.2 (the FFT accountant's grid); module docstring, points 1-3.
     """
     v.instance("pld", pld, PLD)
     h = v.real("h", h, 0.0, lo_open=True)
@@ -350,7 +350,8 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
     ``method="power"``: one FFT of a window sized from Chernoff bounds, spectra raised to the
     counts (point 6); ``"squaring"``: repeated squaring with a trim after every convolution.
 
-    Source: seed 000 Sec. 2.2, Thm 5 / eq. 2.3; seed 001 Sec. 2.2 (module docstring).
+    Source: Koskela et al. 2021, Sec. 2.2, Thm 5 / eq. 2.3; Koskela et al. 2022, Sec. 2.2 (module
+    docstring).
     """
     components = check_components(components)
     h = v.real("h", h, 0.0, lo_open=True)
@@ -696,7 +697,8 @@ def delta_upper(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
 
     ``fast=True`` reads the tail sums from cached suffix sums: approximate, for steering only.
 
-    Source: seed 000 Thm 5, eq. 2.3 on the grid, errors on the safe side (module docstring).
+    Source: Koskela et al. 2021, Thm 5, eq. 2.3 on the grid, errors on the safe side (module
+    docstring).
     """
     v.instance("cg", cg, Composed)
     eps = v.real("eps", eps, allow_inf=True)
@@ -710,7 +712,8 @@ def delta_upper(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
 def delta_lower(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) -> float:
     """Certified lower bound on delta_{P/Q}(eps) (``fast``: approximate, as in delta_upper).
 
-    Source: seed 000 Thm 5, eq. 2.3 on the grid, errors on the safe side (module docstring).
+    Source: Koskela et al. 2021, Thm 5, eq. 2.3 on the grid, errors on the safe side (module
+    docstring).
     """
     v.instance("cg", cg, Composed)
     eps = v.real("eps", eps, allow_inf=True)

@@ -1,22 +1,22 @@
 """Discrete privacy loss distributions and the exact hockey-stick divergence.
 
 A pair of PMFs P, Q on one support defines the privacy loss L = log(P(o)/Q(o))
-of an outcome o drawn from P (Koskela et al., seed 000, Def. 4, eq. 2.2).
+of an outcome o drawn from P (Koskela, Heikkilä & Honkela 2021, Def. 4, eq. 2.2).
 Outcomes with Q(o) = 0 < P(o) carry the loss +inf; their P-mass is
-delta(inf) (seed 000, Thm 5).  Outcomes with P(o) = 0 carry no P-mass and drop
+delta(inf) (Koskela et al. 2021, Thm 5).  Outcomes with P(o) = 0 carry no P-mass and drop
 out.  Everything here is exact up to double-precision rounding; the FFT
 accountant of :mod:`shuffle_lib.core.fourier` is the fast, certified route for
 compositions.
 
 The tight delta of a pair is the hockey-stick divergence, taken in **both**
-directions (seed 000, Def. 1 and Thm 5; seed 001, Def. 3):
+directions (Koskela et al. 2021, Def. 1 and Thm 5; Koskela et al. 2022, Def. 3):
 
     delta_{P/Q}(eps) = sum_o max(P(o) - e^eps Q(o), 0)
                      = delta(inf) + E_P[(1 - e^{eps - L})_+],
 
     delta(eps) = max(delta_{P/Q}(eps), delta_{Q/P}(eps)).
 
-The tail probability P[L >= eps] (the form of seed 000 eq. 2.4 and Thm 8) is
+The tail probability P[L >= eps] (the form of Koskela et al. 2021, eq. 2.4 and Thm 8) is
 always >= delta_{P/Q}(eps), because 0 <= (1 - e^{eps - L})_+ <= 1{L >= eps}.
 """
 
@@ -79,13 +79,14 @@ class PLD:
     def with_mass_at_infinity(self, extra: float) -> PLD:
         """The same atoms with ``extra`` more mass at +inf (capped at 1): where a construction
         cut mass it cannot place, an upper PLD puts it (the cut only raises the hockey stick)."""
+        extra = v.real("extra", extra, 0.0)
         return PLD.trusted(self.losses, self.probs, min(1.0, self.inf_mass + extra))
 
 
 def check_components(components: PLD | Sequence[tuple[PLD, int]], name: str = "components"
                      ) -> list[tuple[PLD, int]]:
     """A PLD, or a non-empty list of (PLD, count) pairs with counts in [1, 1e7], as a list of pairs
-    (ValueError naming ``name``).  Seed 000 Thm 5: a composition is a list of rounds."""
+    (ValueError naming ``name``).  Koskela et al. 2021, Thm 5: a composition is a list of rounds."""
     if isinstance(components, PLD):
         return [(components, 1)]
     if (
@@ -118,7 +119,7 @@ def check_components(components: PLD | Sequence[tuple[PLD, int]], name: str = "c
 
 
 def pld_from_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray) -> PLD:
-    """PLD of P w.r.t. Q for two PMFs on one ordered support (seed 000, eq. 2.2)."""
+    """PLD of P w.r.t. Q for two PMFs on one ordered support (Koskela et al. 2021, eq. 2.2)."""
     p = v.pmf("p", p)
     q = v.pmf("q", q)
     if p.shape != q.shape:
@@ -134,20 +135,10 @@ def pld_from_losses(losses: Sequence[float] | np.ndarray, probs: Sequence[float]
                     inf_mass: float = 0.0) -> PLD:
     """PLD given directly by its atoms (for mechanisms that build L, not P and Q).
 
-    Source: seed 000 Def. 4 (a PLD given by its atoms).
+    Source: Koskela et al. 2021, Def. 4 (a PLD given by its atoms).
     """
-    try:
-        losses = np.asarray(losses, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"losses must be a 1-d list of real numbers, got losses={losses!r:.80}."
-        ) from None
-    try:
-        probs = np.asarray(probs, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"probs must be a 1-d list of probabilities, got probs={probs!r:.80}."
-        ) from None
+    losses = v.floats("losses", losses, "a 1-d list of real numbers")
+    probs = v.floats("probs", probs, "a 1-d list of probabilities")
     if losses.shape != probs.shape or losses.ndim != 1:
         raise ValueError(
             f"losses and probs must be 1-d of equal length, got {losses.shape} and {probs.shape}."
@@ -167,7 +158,7 @@ def pld_from_losses(losses: Sequence[float] | np.ndarray, probs: Sequence[float]
 def hockey_stick(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> float | np.ndarray:
     """delta_{P/Q}(eps) = delta(inf) + sum_{L > eps} P(L) (1 - e^{eps - L}), for each eps.
 
-    Defined for every real eps; vectorised over ``eps``.  Seed 000, eq. 2.3 with n_c = 1.
+    Defined for every real eps; vectorised over ``eps``.  Koskela et al. 2021, eq. 2.3 with n_c = 1.
     """
     v.instance("pld", pld, PLD)
     try:
@@ -187,7 +178,7 @@ def hockey_stick(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> float |
 
 
 def tail_probability(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> float | np.ndarray:
-    """P[L >= eps] including the +inf atom: the form of seed 000 eq. 2.4 / Thm 8.
+    """P[L >= eps] including the +inf atom: the form of Koskela et al. 2021, eq. 2.4 / Thm 8.
 
     An upper bound on ``hockey_stick(pld, eps)``, not the tight delta.
     """
@@ -205,7 +196,7 @@ def tail_probability(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> flo
 def epsilon_for_delta(pld: PLD, delta: float) -> float:
     """Smallest eps >= 0 with hockey_stick(pld, eps) <= delta; ``math.inf`` if none.
 
-    Source: seed 000 Thm 5, inverted (one direction).
+    Source: Koskela et al. 2021, Thm 5, inverted (one direction).
     """
     v.instance("pld", pld, PLD)
     delta = v.probability("delta", delta)
@@ -269,7 +260,7 @@ def loss_slack(pld: PLD) -> float:
 
 def delta_both(pq: PLD, qp: PLD, eps: float | Sequence[float] | np.ndarray) -> np.ndarray:
     """delta(eps) of a pair from the PLDs of its two directions: the larger hockey stick
-    (seed 000, Thm 5: a mechanism's delta is the max over both directions)."""
+    (Koskela et al. 2021, Thm 5: a mechanism's delta is the max over both directions)."""
     v.instance("pq", pq, PLD)
     v.instance("qp", qp, PLD)
     return np.maximum(hockey_stick(pq, eps), hockey_stick(qp, eps))
@@ -277,7 +268,7 @@ def delta_both(pq: PLD, qp: PLD, eps: float | Sequence[float] | np.ndarray) -> n
 
 def delta_exact(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
                 eps: float | Sequence[float] | np.ndarray) -> np.ndarray:
-    """Tight delta(eps) of the pair (P, Q): max of both directions (seed 000, Thm 5)."""
+    """Tight delta(eps) of the pair (P, Q): max of both directions (Koskela et al. 2021, Thm 5)."""
     eps = v.reals("eps", eps, lo=0.0)
     return delta_both(pld_from_pmfs(p, q), pld_from_pmfs(q, p), eps)
 
@@ -287,7 +278,7 @@ def epsilon_exact(
 ) -> float:
     """Tight eps(delta) of the pair (P, Q): the max of both directions' inverses.
 
-    Source: seed 000 Thm 5, inverted.
+    Source: Koskela et al. 2021, Thm 5, inverted.
     """
     return max(epsilon_for_delta(pld_from_pmfs(p, q), delta),
                epsilon_for_delta(pld_from_pmfs(q, p), delta))

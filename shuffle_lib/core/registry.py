@@ -14,14 +14,19 @@ whose import registers every declaration.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.types import Bracket, Model
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
+from shuffle_lib.core.fourier import DEFAULT_ACCURACY
+from shuffle_lib.core.renyi import LAM_MAX
+from shuffle_lib.core.types import ArrayLike, Bracket, Model
 
 Direction = Literal["up", "down"]
+Verb = Literal["delta", "epsilon", "rdp"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,7 @@ class Mechanism:
     build: Callable[..., Model]
     example: dict = field(default_factory=dict)
     uses: tuple[str, ...] = ()
-    rdp: Callable[[dict, Sequence[float]], list[Bracket]] | None = None
+    rdp: Callable[[dict, ArrayLike], list[Bracket]] | None = None
     calibration_range: Callable[[str, dict], tuple[float, float] | None] | None = None
 
     def param(self, name: str) -> Param:
@@ -117,6 +122,46 @@ class Mechanism:
         if unknown:
             raise ValueError(f"mechanism {self.name} has no parameter {sorted(unknown)[0]!r}.")
         return out
+
+    def model(self, values: dict, compositions: int = 1,
+              accuracy: float = DEFAULT_ACCURACY) -> tuple[dict, Model]:
+        """(the parameters as the command line's JSON reports them, the model): the declared
+        parameters checked (defaults filled in), then the build, given the run's
+        ``compositions`` and ``accuracy`` when the declaration ``uses`` them."""
+        compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
+        accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+        params = self.checked(values)
+        extra: dict[str, Any] = {}
+        if "compositions" in self.uses:
+            extra["compositions"] = compositions
+        if "accuracy" in self.uses:
+            extra["accuracy"] = accuracy
+        model = self.build(**params, **extra)
+        return dict(params, **model.info), model
+
+    def evaluate(self, verb: Verb, targets: ArrayLike, values: dict, compositions: int = 1,
+                 accuracy: float = DEFAULT_ACCURACY) -> tuple[dict, list[Bracket]]:
+        """(parameters, certified brackets) of ``compositions`` rounds, one per target: delta at
+        eps (``verb="delta"``), eps at delta (``"epsilon"``), or the Renyi divergence at orders
+        (``"rdp"``, max over both directions; the mechanism's own method when it declares one,
+        else the divergence of the build's PLDs).  Renyi divergence adds up over independent
+        rounds, so ``rdp`` of K rounds is K times one round's.  The one path from a declaration
+        to numbers: the command line and ``mechanism_brackets`` both take it."""
+        v.choice("verb", verb, ("delta", "epsilon", "rdp"))
+        compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
+        accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+        if verb == "rdp":
+            orders = v.reals("order", targets, lo=1.0, hi=LAM_MAX, lo_open=True)
+            if self.rdp is not None:
+                params = self.checked(values)
+                brs = self.rdp(params, orders)
+            else:
+                params, model = self.model(values)
+                brs = evaluate.rdp_brackets(model, orders)
+            return params, [Bracket(compositions * b.lower, compositions * b.upper) for b in brs]
+        params, model = self.model(values, compositions, accuracy)
+        return params, evaluate.brackets(model, "delta" if verb == "delta" else "epsilon", targets,
+                                         compositions, accuracy=accuracy)
 
 
 REGISTRY: dict[str, Mechanism] = {}

@@ -63,7 +63,8 @@ class PairModel:
     @classmethod
     def from_pmfs(cls, p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
                   info: dict | None = None) -> PairModel:
-        """The exact pair of two PMFs on one ordered support, both directions (seed 000 Def. 4)."""
+        """The exact pair of two PMFs on one ordered support, both directions (Koskela et al. 2021,
+        Def. 4)."""
         return cls(pld_from_pmfs(p, q), pld_from_pmfs(q, p), info={} if info is None else info)
 
 

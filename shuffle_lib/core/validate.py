@@ -47,6 +47,16 @@ def reals(name: str, xs: float | Sequence[float] | np.ndarray, **kw) -> np.ndarr
     return np.array([real(name, x, **kw) for x in arr], dtype=float)
 
 
+def floats(name: str, x: object, what: str, shown: int | None = 80) -> np.ndarray:
+    """``x`` as a float array, or ValueError "``name`` must be ``what``, got ``name``=..." (the
+    value's repr cut to ``shown`` characters; all of it for None)."""
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        text = repr(x) if shown is None else f"{x!r:.{shown}}"
+        raise ValueError(f"{name} must be {what}, got {name}={text}.") from None
+
+
 def integer(name: str, x: object, lo: float = -math.inf, hi: float = math.inf) -> int:
     """Return ``x`` as an int after checking it is integral and in ``[lo, hi]``."""
     if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
@@ -177,12 +187,7 @@ def stochastic_matrix(name: str, R: object, tol: float = PMF_TOL) -> np.ndarray:
     """A randomiser matrix (rows inputs, columns outputs) as a 2-d float array: at least 2 rows,
     entries finite and in [0, 1], every row summing to 1 within ``tol`` (ValueError naming
     ``name``)."""
-    try:
-        arr = np.asarray(R, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"{name} must be a matrix of probabilities (a list of rows), got {name}={R!r}."
-        ) from None
+    arr = floats(name, R, "a matrix of probabilities (a list of rows)", shown=None)
     if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 1:
         raise ValueError(
             f"{name} must be a 2-d array (a matrix) with at least 2 rows, got shape {arr.shape}."

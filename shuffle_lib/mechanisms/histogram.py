@@ -1,6 +1,6 @@
 """Shuffled k-RR histogram queries: Biswas et al.'s closed-form delta and the exact deltas.
 
-Seed 002 (Biswas, Jung, Palamidessi), Sec. IV and Appendix.  User u holds x0
+Biswas, Jung & Palamidessi (2023), Sec. IV and Appendix.  User u holds x0
 (dataset D(x0)) or x1 (D(x1)); of the other n - 1 users, n_x0 hold x0 and
 m - 1 = n - 1 - n_x0 hold some other value.  Every user reports through k-RR
 (Def. III.5): the true value w.p. p = e^eps0/(e^eps0+k-1), each other value
@@ -59,7 +59,7 @@ def _check(n, n_x0, eps0, k, n_max=10 ** 6):
 
 
 def krr_probs(eps0: float, k: int) -> tuple[float, float]:
-    """(p, pbar) of k-RR (seed 002, Def. III.5): P(y = x) and P(y = y' != x)."""
+    """(p, pbar) of k-RR (Biswas et al. 2023, Def. III.5): P(y = x) and P(y = y' != x)."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
     d = math.exp(eps0) + k - 1
@@ -67,15 +67,16 @@ def krr_probs(eps0: float, k: int) -> tuple[float, float]:
 
 
 def kappa1(eps0: float, k: int) -> float:
-    """kappa1 = e^eps0 (e^eps0 + k - 2)/(k - 1) (seed 002, eq. 3); eps0 in (0, 30], k in [2,
-    1e6]."""
+    """kappa1 = e^eps0 (e^eps0 + k - 2)/(k - 1) (Biswas et al. 2023, eq. 3); eps0 in (0, 30], k in
+    [2, 1e6]."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
     return math.exp(eps0) * (math.exp(eps0) + k - 2) / (k - 1)
 
 
 def kappa2(eps0: float, k: int) -> float:
-    """kappa2 = (k - 1)/(e^eps0 + k - 2) (seed 002, eq. 4); eps0 in (0, 30], k in [2, 1e6]."""
+    """kappa2 = (k - 1)/(e^eps0 + k - 2) (Biswas et al. 2023, eq. 4); eps0 in (0, 30], k in [2,
+    1e6]."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
     return (k - 1) / (math.exp(eps0) + k - 2)
@@ -182,7 +183,7 @@ def v_s(
 
 def delta_hat(eps: ArrayLike, n: int, n_x0: int, eps0: float, k: int,
               v_form: Literal["corrected", "printed"] = "corrected") -> float | np.ndarray:
-    """Biswas et al.'s delta_hat(eps) (seed 002, eq. 6): one direction, count of x0 only.
+    """Biswas et al.'s delta_hat(eps) (Biswas et al. 2023, eq. 6): one direction, count of x0 only.
 
     sum_s 1{v_s > eps}(1 - e^{eps - v_s}) P(S=s|D(x0)), P from eq. 12, in log space.
     Vectorised over eps (eps >= 0).  With v_form="corrected" it equals the exact
@@ -217,7 +218,7 @@ def count_pmfs_exact(n: int, n_x0: int, eps0: float, k: int) -> tuple[np.ndarray
     eps0 = 20, 1e-3 at eps0 = 30), and Bin(n_x0, p) as Bin(n_x0, 1 - p) read backwards, so every
     atom is within ~1e-14 relative of the exact law (tests/test_adversarial_krr.py).
 
-    Source: seed 002 Def. IV.1 (the count of x0), Def. III.5.
+    Source: Biswas et al. 2023, Def. IV.1 (the count of x0), Def. III.5.
     """
     n, n_x0, eps0, k = _check(n, n_x0, eps0, k)
     p, pb = krr_probs(eps0, k)
@@ -237,7 +238,8 @@ def count_pmfs_exact(n: int, n_x0: int, eps0: float, k: int) -> tuple[np.ndarray
 
 def delta_count_exact(eps: ArrayLike, n: int, n_x0: int, eps0: float, k: int,
                       direction: Literal["01", "10", "both"] = "both") -> float | np.ndarray:
-    """Exact hockey-stick delta of the count of x0 (seed 000 Thm 5), per direction or max.
+    """Exact hockey-stick delta of the count of x0 (Koskela et al. 2021, Thm 5), per direction or
+    max.
 
     direction: "01" = delta_{D(x0)/D(x1)} (the paper's eq. 14), "10" = reverse, "both" = max.
     """
@@ -272,7 +274,7 @@ def histogram_pmfs(
     the factor 1/n), an array of shape (n+1,)*k, flattened.  Built by adding users
     one at a time (h -> h + e_y w.p. R(y|x)); cost n k (n+1)^k, capped at 2e6 cells.
 
-    Source: seed 002 Def. III.5, III.7.
+    Source: Biswas et al. 2023, Def. III.5, III.7.
     """
     counts = [v.integer("counts_others", c, lo=0) for c in counts_others]
     k = v.integer("k", k, lo=2, hi=8)
@@ -314,7 +316,7 @@ def delta_histogram_exact(eps: ArrayLike, n: int, eps0: float, k: int
     exchanging the values 2..k-1), computes both directions exactly, and returns
     (delta array, list of the worst counts_others per eps).  Tiny n, k only.
 
-    Source: seed 002 Sec. IV (the full histogram release); seed 000 Thm 5.
+    Source: Biswas et al. 2023, Sec. IV (the full histogram release); Koskela et al. 2021, Thm 5.
     """
     eps_arr = v.reals("eps", eps, lo=0.0)
     n = v.integer("n", n, lo=2, hi=40)
@@ -348,7 +350,7 @@ def delta_histogram_homogeneous(
     worst case over the other users' data; z = 2 is the worst configuration in most
     exhaustive cases of the tests.
 
-    Source: seed 002 Sec. IV (the full histogram release); seed 000 Thm 5.
+    Source: Biswas et al. 2023, Sec. IV (the full histogram release); Koskela et al. 2021, Thm 5.
     """
     eps_arr = v.reals("eps", eps, lo=0.0)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
@@ -388,7 +390,7 @@ def delta_histogram_homogeneous(
 
 
 def histogram_model(n: int, n_x0: int, k: int, eps0: float) -> PairModel:
-    """The exact pair of the count of x0 (seed 002's marginal view, fixed n_x0):
+    """The exact pair of the count of x0 (Biswas et al.'s (2023) marginal view, fixed n_x0):
     :func:`count_pmfs_exact`."""
     p0, p1 = count_pmfs_exact(n, n_x0, eps0, k)
     p0, p1 = p0 / p0.sum(), p1 / p1.sum()

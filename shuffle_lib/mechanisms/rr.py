@@ -4,7 +4,7 @@ RR with parameter eps0 reports the true bit with probability e^eps0/(1+e^eps0).
 For neighbouring inputs 0 and 1 the output PMFs are
 P = (a, 1-a), Q = (1-a, a), a = e^eps0/(1+e^eps0), and the privacy loss of one
 report is +-eps0.  After k compositions the loss is eps0 (2J - k) with
-J ~ Bin(k, a) under P, so by seed 000 Thm 5 / eq. 2.3 (delta(inf) = 0)
+J ~ Bin(k, a) under P, so by Koskela et al. 2021, Thm 5 / eq. 2.3 (delta(inf) = 0)
 
     delta(eps) = sum_{j : eps0 (2j-k) > eps} C(k,j) a^j (1-a)^(k-j) (1 - e^{eps - eps0 (2j-k)}),
 
@@ -30,7 +30,7 @@ from shuffle_lib.core.types import ArrayLike, PairModel
 def rr_pmfs(eps0: float) -> tuple[np.ndarray, np.ndarray]:
     """The pair (P, Q) of binary randomised response with parameter eps0 > 0.
 
-    Source: Warner (1965); the worked example of seed 000 Sec. 2.
+    Source: Warner (1965); the worked example of Koskela et al. 2021, Sec. 2.
     """
     eps0 = v.real("eps0", eps0, 0.0, 50.0, lo_open=True)
     a, b = 1.0 / (1.0 + math.exp(-eps0)), 1.0 / (1.0 + math.exp(eps0))  # b, not 1 - a: no underflow
@@ -42,7 +42,7 @@ def rr_delta_exact(eps0: float, eps: ArrayLike, k: int = 1) -> float | np.ndarra
 
     Vectorised over ``eps``; eps0 in (0, 50], eps >= 0, k in [1, 1e7].
 
-    Source: seed 000 Thm 5 / eq. 2.3 with delta(inf) = 0 (module docstring).
+    Source: Koskela et al. 2021, Thm 5 / eq. 2.3 with delta(inf) = 0 (module docstring).
     """
     eps0 = v.real("eps0", eps0, 0.0, 50.0, lo_open=True)
     eps_arr = v.reals("eps", eps, lo=0.0)
@@ -64,7 +64,7 @@ def rr_delta_exact(eps0: float, eps: ArrayLike, k: int = 1) -> float | np.ndarra
 def rr_composed_pld(eps0: float, k: int = 1) -> PLD:
     """The exact PLD of k-fold randomised response: mass Bin(k, a) at losses eps0 (2j - k).
 
-    Source: seed 000 Def. 4, eq. 2.2 (module docstring).
+    Source: Koskela et al. 2021, Def. 4, eq. 2.2 (module docstring).
     """
     eps0 = v.real("eps0", eps0, 0.0, 50.0, lo_open=True)
     k = v.integer("k", k, lo=1, hi=MAX_SIZE)

@@ -1,12 +1,12 @@
 """General eps0-LDP shufflers through the clones dominating pairs
-(seed 000 Sec. 5, seed 001 Sec. 3).
+(Koskela et al. 2021, Sec. 5, Koskela et al. 2022, Sec. 3).
 
 * :mod:`.pairs` -- the pairs (fmt21, stronger, koskela) and the exact single-round method;
 * :mod:`.pld` -- their PLDs: exact, truncated, binned or on a grid;
 * :mod:`.compose` -- compositions (declares ``ldp-shuffle``);
 * :mod:`.subsample` -- a random subset of users per round (declares ``ldp-shuffle-subsampled``);
-* :mod:`.fmt21` -- FMT21's own numerical method, as the seeds compare with it;
-* :mod:`.renyi` -- the pairs' Renyi divergence (seed 003).
+* :mod:`.fmt21` -- FMT21's own numerical method, as the papers compare with it;
+* :mod:`.renyi` -- the pairs' Renyi divergence (Chen et al. 2024).
 
 The package re-exports the pairs' functions and the composition entry points.
 """

@@ -1,9 +1,10 @@
 """Compositions of clones-pair shufflers: certified brackets through the Fourier accountant.
 
-Non-adaptive rounds (seed 000 Thm 6) and adaptive ones (seed 001 Cor. 3: the product of
-dominating pairs dominates the adaptive composition, Zhu et al. 2021 Thm 10) have the same
-bound; heterogeneous rounds (n and eps0 varying, seed 001 Sec. 3) compose different PLDs.
-Re-exported as ``clones.delta_bracket`` and ``clones.epsilon_bracket``; declares ``ldp-shuffle``.
+Non-adaptive rounds (Koskela et al. 2021, Thm 6) and adaptive ones (Koskela et al. 2022, Cor. 3: the
+product of dominating pairs dominates the adaptive composition, Zhu et al. 2021 Thm 10) have the
+same bound; heterogeneous rounds (n and eps0 varying, Koskela et al. 2022, Sec. 3) compose different
+PLDs. Re-exported as ``clones.delta_bracket`` and ``clones.epsilon_bracket``; declares
+``ldp-shuffle``.
 """
 
 from __future__ import annotations
@@ -89,8 +90,10 @@ def _ends(fn, up, low, targets, accuracy, routes):
 
     Exact route: the upper PLD is the lower one plus the truncated mass (<= 1e-18) as a last atom
     at the largest loss, which the grid's first trim sends to +inf (upper) or drops (lower); one
-    composition serves both ends, and the grid-free lower caps read the lower PLDs (before, the
-    top-atom cap counted the truncated mass).  Binned routes compose both sides.
+    composition serves both ends, and the grid-free lower caps read the lower PLDs, so no lower
+    end counts the truncated mass (tests/test_clone_pld.py::
+    test_heterogeneous_rounds_never_count_the_truncated_tail_in_the_lower_end).  Binned routes
+    compose both sides.
     """
     if all(r == "exact" for r in routes):
         return fn(up, up, targets, accuracy=accuracy, lower=(low, low))
@@ -107,8 +110,8 @@ def clone_model(
     accuracy: float = DEFAULT_ACCURACY,
     rounds: Sequence[tuple[int, float, int]] | None = None,
 ) -> DirectModel:
-    """The certified method for ``compositions`` rounds of an eps0-LDP shuffler (seed 000 Thm 6,
-    seed 001 Cor. 3: adaptive rounds too).
+    """The certified method for ``compositions`` rounds of an eps0-LDP shuffler (Koskela et al.
+    2021, Thm 6, Koskela et al. 2022, Cor. 3: adaptive rounds too).
 
     One round: :func:`delta_bracket_single` / :func:`epsilon_bracket_single` (exact to ~1e-12, any
     n). Several: the Fourier accountant (:func:`shuffle_lib.core.fourier.delta_bracket`) on the PLDs
@@ -172,7 +175,8 @@ def _capped(brs, cap):
 def delta_bracket(n: int, eps0: float, eps: ArrayLike, compositions: int = 1, pair: str = "fmt21",
                   accuracy: float = DEFAULT_ACCURACY,
                   rounds: Sequence[tuple[int, float, int]] | None = None) -> list[Bracket]:
-    """Certified Brackets for delta(eps) of `compositions` rounds (adaptive: seed 001 Cor. 3);
+    """Certified Brackets for delta(eps) of `compositions` rounds (adaptive: Koskela et al. 2022,
+    Cor. 3);
     :func:`clone_model` through :func:`shuffle_lib.core.evaluate.delta_brackets`."""
     eps = np.atleast_1d(eps)
     v.reals("eps", eps, lo=0.0)
@@ -197,8 +201,8 @@ def epsilon_bracket(
 
 
 def _rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
-    """The clones pair's own certified Renyi bracket (seed 003 eq. 2 on the pair; ``koskela``: the
-    generic route would need its +inf mass, so it is refused there as well)."""
+    """The clones pair's own certified Renyi bracket (Chen et al. 2024, eq. 2 on the pair;
+    ``koskela``: the generic route would need its +inf mass, so it is refused there as well)."""
     return clone_rdp(params["n"], params["eps0"], orders, pair=params["pair"])
 
 

@@ -1,12 +1,12 @@
-"""Bounds the seeds compare the clones pair with: FMT21's closed form, FMT21's numerical
+"""Bounds the papers compare the clones pair with: FMT21's closed form, FMT21's numerical
 method, and Erlingsson et al. (2019).
 
 * :func:`fmt21_closed_form` -- Feldman, McMillan, Talwar (2021), Thm 3.1: for
   eps0 <= log(n / (16 log(2/delta))),
   eps <= log(1 + (e^eps0 - 1)/(e^eps0 + 1) (8 sqrt(e^eps0 log(4/delta)) / sqrt(n) + 8 e^eps0 / n)).
 * :func:`feldman_delta` / :func:`feldman_epsilon` -- FMT21's numerical method (Sec. 4 of
-  their paper; seed 000 Sec. 5.3, seed 001 Sec. 3.3), implemented from the description:
-  given C = c the pair is one-dimensional, delta_c(eps) follows from two binomial CDFs,
+  their paper; Koskela et al. 2021, Sec. 5.3, Koskela et al. 2022, Sec. 3.3), implemented from the
+  description: given C = c the pair is one-dimensional, delta_c(eps) follows from two binomial CDFs,
   and delta_c is non-increasing in c (one more clone is post-processing: adding a
   Bern(1/2) coin), so blocks of `step` consecutive c are bounded by their end points:
   upper with the smallest c of the block, lower with the largest.  Blocks are visited
@@ -80,8 +80,8 @@ def feldman_delta(
     authors' example uses 100 at n = 1e5).  Vectorised over blocks; the outward visiting
     order and the stopping rule are applied to cumulative sums.
 
-    Source: Feldman et al. 2021, Sec. 4 (numerical method) on the pair of Thm 3.2; seed 000 Sec.
-    5.3.
+    Source: Feldman et al. 2021, Sec. 4 (numerical method) on the pair of Thm 3.2; Koskela et al.
+    2021, Sec. 5.3.
     """
     n = v.integer("n", n, lo=1, hi=MAX_N)
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
@@ -118,7 +118,7 @@ def feldman_epsilon(
 ) -> Bracket:
     """eps(delta) by bisection on [0, eps0] (num_iterations steps): Bracket(lower, upper).
 
-    Source: Feldman et al. 2021, Sec. 4; seed 001 Sec. 3.3.
+    Source: Feldman et al. 2021, Sec. 4; Koskela et al. 2022, Sec. 3.3.
     """
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     delta = v.probability("delta", delta)

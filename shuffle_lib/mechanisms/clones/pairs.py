@@ -1,13 +1,13 @@
 """General eps0-LDP shufflers: the Feldman-McMillan-Talwar "clones" dominating pairs.
 
-Every pair here has the form (seed 000 eq. 5.1-5.2; seed 001 eq. 3.1)
+Every pair here has the form (Koskela et al. 2021, eq. 5.1-5.2; Koskela et al. 2022, eq. 3.1)
 
     C ~ Bin(n-1, p_clone),  A ~ Bin(C, 1/2),  Delta ~ Bern(q),  q = e^eps0 / (e^eps0 + 1),
 
 and differs in the clone probability and in what the differing user adds:
 
 * ``"fmt21"`` (default): P = (A+Delta, C-A+1-Delta), Q = (A+1-Delta, C-A+Delta),
-  p_clone = e^-eps0.  Feldman et al. (2021, Thm 3.2), the pair of seed 001 eq. 3.1.
+  p_clone = e^-eps0.  Feldman et al. (2021, Thm 3.2), the pair of Koskela et al. 2022, eq. 3.1.
   Valid for *every* eps0-LDP randomiser, substitution neighbours, adaptive
   randomisers included: R(x) = p/2 R(x0) + p/2 R(x1) + (1-p) LO(x) holds with
   p = e^-eps0 because R(x) >= e^-eps0 R(x') pointwise, and R(x0), R(x1) are the
@@ -16,13 +16,13 @@ and differs in the clone probability and in what the differing user adds:
   The proof needs R(x) >= (R(x0) + R(x1)) / (e^eps0 + 1) pointwise for all x, x0, x1
   (true for binary and k-ary randomised response, false for general randomisers;
   the erratum's restriction).  Opt-in only.
-* ``"koskela"``: seed 000 eq. 5.1 as printed, P = (A+Delta, C-A), Q = (A, C-A+Delta),
+* ``"koskela"``: Koskela et al. 2021, eq. 5.1 as printed, P = (A+Delta, C-A), Q = (A, C-A+Delta),
   p_clone = e^-eps0.  No derivation is given in the seed; it is looser than "fmt21"
   (its delta is larger in every case we computed, and at n = 1 it is not even eps0-DP).
 
 In every pair the total count S = a+b has the same law under P and Q and, given S = s,
 P_s(a) = N_s(a) (2 al a + 2 be (s-a) + ga s)/s and Q_s(a) = P_s(s-a), with
-N_s = Bin(s, 1/2) (Lemmas B.1-B.3 of seed 000 rewritten).  The loss is increasing in
+N_s = Bin(s, 1/2) (Lemmas B.1-B.3 of Koskela et al. 2021 rewritten).  The loss is increasing in
 a for fixed s, so delta(eps) = sum_s P(S=s) delta_s(eps) needs only binomial tails per
 s: this module's exact and fast route.  Both directions have the same PLD (a -> s-a).
 """
@@ -63,7 +63,7 @@ def general_pair(p: float, u: float, w: float, name: str = "general") -> Pair:
     0 <= p < 1, 0 <= w <= u, u + w <= 1, u > 0.
 
     Source: Feldman et al. 2021 Thm 3.2 and Balle et al. 2019 (the blanket), in the form of
-    seed 000 Lemmas B.1-B.3 (module docstring).
+    Koskela et al. 2021, Lemmas B.1-B.3 (module docstring).
     """
     p = v.real("p", p, 0.0, 1.0, hi_open=True)
     u = v.real("u", u, 0.0, 1.0, lo_open=True)
@@ -148,7 +148,8 @@ def check_params(n: int, eps0: float, pair: str | Pair) -> tuple[int, float, Pai
 
 
 def clone_probability(eps0: float, pair: str = "fmt21") -> float:
-    """p_clone: e^-eps0 (fmt21, koskela; seed 000 eq. 5.2) or 2/(e^eps0+1) (stronger)."""
+    """p_clone: e^-eps0 (fmt21, koskela; Koskela et al. 2021, eq. 5.2) or 2/(e^eps0+1)
+    (stronger)."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     # the subsampled pair clones as fmt21 does
     v.choice("pair", pair, sorted(PAIRS) + [SUBSAMPLED])
@@ -156,8 +157,8 @@ def clone_probability(eps0: float, pair: str = "fmt21") -> float:
 
 
 def report_probability(eps0: float) -> float:
-    """q = e^eps0/(e^eps0 + 1), the law of Delta (seed 000 eq. 5.1-5.2; Feldman et al. 2021 Thm
-    3.2)."""
+    """q = e^eps0/(e^eps0 + 1), the law of Delta (Koskela et al. 2021, eq. 5.1-5.2; Feldman et al.
+    2021 Thm 3.2)."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     return 1.0 / (1.0 + math.exp(-eps0))
 
@@ -185,7 +186,7 @@ def shared_weights(n: int, eps0: float, pr: Pair, s: int | np.ndarray
     Binomial masses come from scipy's binom.pmf: binom.logpmf and gammaln sums lose ~1e-8
     relative at n = 1e7 (~2e-7 at 1e8) to cancellation in gammaln(n+1).
 
-    Source: seed 000 Lemmas B.1-B.3 (rewritten in the module docstring), eq. B.6.
+    Source: Koskela et al. 2021, Lemmas B.1-B.3 (rewritten in the module docstring), eq. B.6.
     """
     n = _check_kernel(n, pr)
     s = v.integers("s", s, 0, n)
@@ -196,14 +197,13 @@ def shared_weights(n: int, eps0: float, pr: Pair, s: int | np.ndarray
         return c1, u * one, w0 * one, 0.0 * one
     rest = _rest(eps0, pr)                   # 1 - u - w, without cancellation for the named pairs
     ps = (u + w0) * c1 + rest * binom.pmf(s, n - 1, p)
-    # P(the differing user added | S = s) from P(C=s)/P(C=s-1) = (n-s)/s p/(1-p) (seed 000
-    # eq. B.6): no underflow
+    # P(the differing user added | S = s) from P(C=s)/P(C=s-1) = (n-s)/s p/(1-p) (Koskela et al.
+    # 2021 eq. B.6): no underflow
     with np.errstate(divide="ignore"):
         odds = rest / (u + w0) * (n - s) / np.maximum(s, 1) * p / (1 - p)
     w = np.where(s == 0, 0.0, 1.0 / (1.0 + odds))
-    # 1 - w as odds / (1 + odds): 1.0 - w cancelled where odds is tiny (issue 17: koskela atom
-    # masses
-    # 3e-8 off at eps0 = 8, n = 60); with s = 0, w = 0 and 1 - w = 1
+    # 1 - w as odds / (1 + odds): 1.0 - w cancels where odds is tiny (koskela atom masses 3e-8
+    # off at eps0 = 8, n = 60; tests/test_adversarial_clones.py); with s = 0, w = 0 and 1 - w = 1
     ga = np.where(s == 0, 1.0, odds / (1.0 + odds))
     if w0 == 0.0:
         return ps, w, 0.0 * w, ga
@@ -214,8 +214,8 @@ def loss(s: int | np.ndarray, a: int | np.ndarray, al: float | np.ndarray, be: f
          ga: float | np.ndarray) -> np.ndarray:
     """log P_s(a)/Q_s(a) = log((2 al a + 2 be (s-a) + ga s) / (2 al (s-a) + 2 be a + ga s)).
 
-    Seed 000 Lemma 12 / eq. 5.5 (koskela: al = w, be = 0, ga = 1-w) and its fmt21 analogue
-    (al = q, be = 1-q, ga = 0); +inf where the denominator vanishes.
+    Koskela et al. 2021, Lemma 12 / eq. 5.5 (koskela: al = w, be = 0, ga = 1-w) and its fmt21
+    analogue (al = q, be = 1-q, ga = 0); +inf where the denominator vanishes.
     """
     v.integers("s", s, 0, MAX_N)
     v.integers("a", a, 0, MAX_N)
@@ -236,8 +236,8 @@ def conditional_tails(
 ) -> tuple[np.ndarray, np.ndarray]:
     """sum_{a >= k} P_s(a) and sum_{a >= k} Q_s(a), via Bin(s-1,1/2) and Bin(s,1/2) tails.
 
-    Source: seed 000 Lemmas B.1-B.3 (P_s, Q_s of the module docstring).  Any integer k (k <= 0: the
-    whole mass).
+    Source: Koskela et al. 2021, Lemmas B.1-B.3 (P_s, Q_s of the module docstring).  Any integer k
+    (k <= 0: the whole mass).
     """
     v.integers("s", s, 0, MAX_N)
     v.integers("k", k, -MAX_N - 1, MAX_N + 1)
@@ -279,12 +279,12 @@ def loss_threshold(
     rounded by < 10 ulp) wherever it is decisive, i.e. they differ by more than a relative 1e-14:
     an atom clearly above eps is counted, one clearly below is not.  Within that band (a tie up to
     rounding, P_s(a) - e^eps Q_s(a) of at most 1e-14 P_s(a)) ``ties="closed"`` lets the closed form
-    decide, as before (an atom left out so loses at most 1e-14 P_s(a)); ``ties="count"`` counts it,
+    decide (an atom left out so loses at most 1e-14 P_s(a)); ``ties="count"`` counts it,
     the safe side for a caller whose error term holds 1e-12 of the counted magnitudes (a counted
     tie adds at most 1.1e-14 e^eps Q_s(a)): the randomiser's upper end, where a left-out top tie
     gave [0, 2e-307] for an exact 1.6e-17 (k-RR, k = 3, eps0 = 7.8e-5, eps = eps0 (1 - 6e-13)).
 
-    Source: seed 000 Lemma 12 / eq. 5.5 (the loss increasing in a).
+    Source: Koskela et al. 2021, Lemma 12 / eq. 5.5 (the loss increasing in a).
     """
     v.integers("s", s, 0, MAX_N)
     _check_weights(al, be, ga)
@@ -316,7 +316,7 @@ def loss_threshold(
 def s_range(n: int, eps0: float, pr: Pair, tau: float) -> tuple[int, int, float]:
     """Range of S kept (Chernoff range of C at tail tau, widened by 1); the exact mass left out.
 
-    Source: the range of S of seed 000 eq. 5.1-5.2, cut by Chernoff tails.
+    Source: the range of S of Koskela et al. 2021, eq. 5.1-5.2, cut by Chernoff tails.
     """
     n = _check_kernel(n, pr, tau)
     p, u, w = _puw(eps0, pr)
@@ -334,8 +334,8 @@ def s_range(n: int, eps0: float, pr: Pair, tau: float) -> tuple[int, int, float]
 def delta_inf(n: int, eps0: float, pair: str | Pair = "fmt21") -> float:
     """delta_{P/Q}(inf) = P-mass where Q = 0, in closed form.
 
-    koskela: P(A + Delta = n) = q (p/2)^(n-1) = (1/2)^(n-1) e^{-(n-2) eps0}/(e^eps0+1) (seed 000,
-    after eq. 5.9); fmt21 and stronger: 0 (every outcome has Q > 0 since 1-q > 0).
+    koskela: P(A + Delta = n) = q (p/2)^(n-1) = (1/2)^(n-1) e^{-(n-2) eps0}/(e^eps0+1) (Koskela et
+    al. 2021, after eq. 5.9); fmt21 and stronger: 0 (every outcome has Q > 0 since 1-q > 0).
     """
     n, eps0, pr = check_params(n, eps0, pair)
     if pr.weights is not None:
@@ -388,7 +388,7 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
     slope=True also returns the central value and d delta / d eps = -e^eps sum_s P(S=s)
     T^Q_s(a*_s) (the boundary terms vanish), for the Newton steps of epsilon_bracket_single.
 
-    Source: seed 000 Thm 5 with Lemmas B.1-B.3 (module docstring).
+    Source: Koskela et al. 2021, Thm 5 with Lemmas B.1-B.3 (module docstring).
     """
     if not (isinstance(prep, tuple) and len(prep) == 6):
         raise TypeError(f"prep must be the 6-tuple returned by prepare(), got prep={prep!r:.80}.")
@@ -440,7 +440,7 @@ def delta_bracket_single(
     threshold, :func:`bracket_at`).  Both directions coincide.  tau=None: 1e-30, then once more with
     tau = 1e-12 x (lower end) if the left-out mass dominates the bracket.
 
-    Source: seed 000 Thm 5, eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2.
+    Source: Koskela et al. 2021, Thm 5, eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2.
     """
     n, eps0, pr = check_params(n, eps0, pair)
     eps = v.real("eps", eps, lo=0.0)
@@ -460,7 +460,7 @@ def epsilon_bracket_single(n: int, eps0: float, delta: float, pair: str | Pair =
     safeguarded Newton steps (the slope is free, see :func:`bracket_at`), then both ends are
     nudged outwards until verified: about ten evaluations of O(#s) binomial tails.
 
-    Source: seed 000 Thm 5, eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2.
+    Source: Koskela et al. 2021, Thm 5, eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2.
     """
     n, eps0, pr = check_params(n, eps0, pair)
     delta = v.probability("delta", delta)
@@ -531,8 +531,8 @@ def clone_top_loss(n: int, eps0: float, pr: Pair) -> float:
     case and lay below the largest finite loss at every n <= 100 checked (e.g. 0.760 against 1.144
     at n = 2, eps0 = 0.5; tests/test_clones.py::test_top_loss_is_above_every_finite_loss).
 
-    Source: seed 000 eq. 5.5 and eq. B.6 (the odds; koskela) and Feldman et al. 2021 (full pairs:
-    loss <= eps0).
+    Source: Koskela et al. 2021, eq. 5.5 and eq. B.6 (the odds; koskela) and Feldman et al. 2021
+    (full pairs: loss <= eps0).
     """
     n = _check_kernel(n, pr)
     if pr.weights is None:

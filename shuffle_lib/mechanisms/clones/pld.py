@@ -3,13 +3,13 @@
 The atoms are indexed by (s, a): s = a+b the total count (same law under P and Q), a the
 first count (see :mod:`shuffle_lib.mechanisms.clones`).  Three constructions:
 
-* :func:`clone_pmfs` / :func:`clone_pld_exact`: every atom (seed 000 eq. 5.9), O(n^2).
-* :func:`clone_pld`: the two-level truncation of seed 001 Lemma 6 (s first, then a given s),
-  with the ranges from exact binomial quantiles (default), or the Hoeffding ranges of seed
-  000 Sec. 5.2 (one level) / seed 001 Lemma 6 (two levels) for the term counts.  The mass
-  dropped is computed from exact binomial tails and put, by ``side``: into ``inf_mass``
-  ("upper": a dominating PLD), nowhere ("lower": a dominated sub-PLD), or as one atom at the
-  largest possible loss ("top", for the CLI: the Fourier accountant trims a top tail of mass
+* :func:`clone_pmfs` / :func:`clone_pld_exact`: every atom (Koskela et al. 2021, eq. 5.9), O(n^2).
+* :func:`clone_pld`: the two-level truncation of Koskela et al. 2022, Lemma 6 (s first, then a given
+  s), with the ranges from exact binomial quantiles (default), or the Hoeffding ranges of
+  Koskela et al. 2021, Sec. 5.2 (one level) / Koskela et al. 2022, Lemma 6 (two levels) for the term
+  counts.  The mass dropped is computed from exact binomial tails and put, by ``side``: into
+  ``inf_mass`` ("upper": a dominating PLD), nowhere ("lower": a dominated sub-PLD), or as one atom
+  at the largest possible loss ("top", for the CLI: the Fourier accountant trims a top tail of mass
   <= 1e-16 to +inf for its upper bound and drops it for its lower bound, so one PLD serves
   both sides).
 * :func:`clone_pld_grid`: for each s the loss is increasing in a, so the P-mass of the atoms
@@ -45,7 +45,8 @@ from shuffle_lib.mechanisms.clones.pairs import (
 def atoms_at(
     n: int, eps0: float, pr: Pair, s: np.ndarray, a: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """P(s, a), Q(s, a) for arrays of atoms (seed 000 eq. 5.7-5.8, Lemma B.3), by binom.pmf.
+    """P(s, a), Q(s, a) for arrays of atoms (Koskela et al. 2021, eq. 5.7-5.8, Lemma B.3), by
+    binom.pmf.
 
     Atoms below the double range (< 1e-308) underflow to 0: at most #atoms x 1e-308 of mass.
     """
@@ -61,7 +62,7 @@ def atoms_at(
 def clone_pmfs(n: int, eps0: float, pair: str = "fmt21") -> tuple[np.ndarray, np.ndarray]:
     """The pair (P, Q) on all atoms (s, a), flattened in the order of s then a; O(n^2), n <= 3000.
 
-    Source: seed 000 eq. 5.7-5.9.
+    Source: Koskela et al. 2021, eq. 5.7-5.9.
     """
     n, eps0, pr = check_params(n, eps0, pair)
     if n > 3000:
@@ -73,15 +74,16 @@ def clone_pmfs(n: int, eps0: float, pair: str = "fmt21") -> tuple[np.ndarray, np
 
 
 def clone_pld_exact(n: int, eps0: float, pair: str = "fmt21") -> PLD:
-    """The exact PLD omega_{P/Q} (= omega_{Q/P}) by full enumeration (seed 000 eq. 5.9)."""
+    """The exact PLD omega_{P/Q} (= omega_{Q/P}) by full enumeration (Koskela et al. 2021, eq.
+    5.9)."""
     return pld_from_pmfs(*clone_pmfs(n, eps0, pair))
 
 
 def term_counts(n: int, eps0: float, tau: float, pair: str = "fmt21") -> dict[str, int]:
     """Atoms kept by the truncations: (full, one-level Hoeffding, two-level Hoeffding, quantiles).
 
-    full: sum over s of (s+1).  One level (seed 000 Sec. 5.2): s in S_c = (p +- c)(n-1),
-    c = sqrt(log(2/tau) / (2(n-1))), all a.  Two levels (seed 001 Lemma 6): also
+    full: sum over s of (s+1).  One level (Koskela et al. 2021, Sec. 5.2): s in S_c = (p +- c)(n-1),
+    c = sqrt(log(2/tau) / (2(n-1))), all a.  Two levels (Koskela et al. 2022, Lemma 6): also
     a in s/2 +- sqrt(s log(4/tau)/2) (tau/2 to each level).  Quantiles: this module's ranges.
     """
     n, eps0, pr = check_params(n, eps0, pair)
@@ -134,10 +136,9 @@ def _window(n, eps0, pr, tau):
 
 def _lower_tails(s, k, al, be, ga):
     """sum_{a < k} P_s(a) from binomial CDFs (the counterpart of conditional_tails), not as 1 -
-    T_P(k): that difference is noise below ~1e-16 and, since 1 - q is computed without cancellation
-    (al + be no longer exactly 1), went negative and wiped the dropped mass (3.35e-21 -> 0 at n =
-    1500, eps0
-    = 3)."""
+    T_P(k): that difference is noise below ~1e-16 and, with 1 - q computed without cancellation
+    (al + be not exactly 1), can go negative and wipe the dropped mass (3.35e-21 -> 0 at
+    n = 1500, eps0 = 3)."""
     c1 = binom.cdf(k - 2, np.maximum(s - 1, 0), 0.5)      # P(1 + Bin(s-1) < k)
     c0 = binom.cdf(k - 1, np.maximum(s - 1, 0), 0.5)      # P(Bin(s-1) < k)
     cn = binom.cdf(k - 1, s, 0.5)                         # P(Bin(s) < k)
@@ -149,7 +150,7 @@ def kept_atoms(n: int, eps0: float, pr: Pair, tau: float, max_atoms: int = 10 **
                ) -> tuple[np.ndarray, np.ndarray, float]:
     """Kept atoms (s, a) and the exact P-mass dropped (S tails + a tails per s).
 
-    Source: seed 001 Lemma 6 with exact binomial quantiles.
+    Source: Koskela et al. 2022, Lemma 6 with exact binomial quantiles.
     """
     v.instance("pr", pr, Pair)
     tau = v.real("tau", tau, 0.0, 1.0, lo_open=True, hi_open=True)
@@ -179,7 +180,8 @@ def clone_pld(
     side: Literal["upper", "lower", "top"] = "upper",
     max_atoms: int = 8_000_000,
 ) -> tuple[PLD, dict]:
-    """Truncated PLD with certified dropped mass (seed 001 Lemma 6 with exact quantiles).
+    """Truncated PLD with certified dropped mass (Koskela et al. 2022, Lemma 6 with exact
+    quantiles).
 
     side: "upper" (dropped mass -> inf_mass), "lower" (omitted) or "top" (one atom at the
     largest loss; needs dropped mass <= 1e-17, see module docstring).  Returns (PLD, info).
@@ -223,7 +225,7 @@ def clone_pld_grid(
     mass omitted: dominated.  Thresholds are shifted by 1e-9 h to the safe side against rounding.
     Returns (PLD, info).
 
-    Source: seed 000 eq. 5.9 and Thm 5 (rounding up dominates, down is dominated).
+    Source: Koskela et al. 2021, eq. 5.9 and Thm 5 (rounding up dominates, down is dominated).
     """
     n, eps0, pr = check_params(n, eps0, pair)
     h = v.real("h", h, 0.0, 1.0, lo_open=True)
@@ -286,7 +288,7 @@ def clone_pld_binned(n: int, eps0: float, h: float, pair: str = "fmt21", tau: fl
     O(#s x #bins): the cheaper choice when the grid is fine and n is large (n = 1e6, h = 5e-7:
     about 2e7 atoms against 5e8 cells).  A progress bar shows on a terminal.
 
-    Source: seed 000 eq. 5.9 and Thm 5 (rounding up dominates, down is dominated).
+    Source: Koskela et al. 2021, eq. 5.9 and Thm 5 (rounding up dominates, down is dominated).
     """
     from tqdm import tqdm
     n, eps0, pr = check_params(n, eps0, pair)

@@ -1,16 +1,18 @@
-"""Renyi divergence of the clones pair and of the shuffle pairs seed 003 studies.
+"""Renyi divergence of the clones pair and of the shuffle pairs Chen et al. 2024 studies.
 
 * :func:`clone_rdp`: certified bracket of the clones pair's RDP
   (:mod:`shuffle_lib.mechanisms.clones.pairs`) for large n from the truncated atom set of
   :mod:`shuffle_lib.mechanisms.clones.pld`.  Both directions are equal for the full pairs (the map a
   -> s-a swaps P and Q).
-* :func:`chen_pmfs`: the pair of seed 003's proof of Thm 1 (App. A.1), Delta ~ Bern(e^-eps0).
+* :func:`chen_pmfs`: the pair of Chen et al.'s (2024) proof of Thm 1 (App. A.1), Delta ~
+  Bern(e^-eps0).
 * :func:`chen_printed_logpmfs`, :func:`chen_printed_rdp`: Thm 1's pair as printed, (A, C-A+Delta)
   vs (A+Delta, C-A).
 * :func:`shuffled_rr_rdp`: shuffled binary randomised response, a real mechanism (a lower bound).
 
 The generic tools (``renyi_pmfs``, ``renyi_pld``, ``eps_from_rdp``) are in
-:mod:`shuffle_lib.core.renyi`; the closed-form bounds of seed 003 (Cor. 2) and Girgis et al. (eq. 5,
+:mod:`shuffle_lib.core.renyi`; the closed-form bounds of Chen et al. 2024 (Cor. 2) and Girgis et al.
+(eq. 5,
 6) in
 :mod:`shuffle_lib.bounds.renyi`.
 """
@@ -75,7 +77,7 @@ def clone_rdp(
     part of the slack is below ~1e-19 of S and rounding dominates: relative widths <= 2e-9 at
     n = 1e4 (benchmarks/renyi.py).  ``koskela`` has Q = 0 atoms: D_lam(P||Q) = inf.
 
-    Source: seed 003 eq. 2 on the clones pair (Feldman et al. 2021 Thm 3.2).
+    Source: Chen et al. 2024, eq. 2 on the clones pair (Feldman et al. 2021 Thm 3.2).
     """
     n, eps0, pr = check_params(n, eps0, pair)
     lams = check_orders(lam)
@@ -112,7 +114,8 @@ def _bracket_one(lp, L, d, lam, top):
 
 
 def chen_pmfs(n: int, eps0: float, p_delta: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Seed 003 App. A.1 (proof of Thm 1): P2 = (A+Delta, C-A+1-Delta), Q2 = (A+1-Delta, C-A+Delta),
+    """Chen et al. 2024, App. A.1 (proof of Thm 1): P2 = (A+Delta, C-A+1-Delta), Q2 = (A+1-Delta,
+    C-A+Delta),
 
     C ~ Bin(n-1, e^-eps0), A ~ Bin(C, 1/2), Delta ~ Bern(p_delta), p_delta = e^-eps0 by default (the
     seed's); FMT21 has p_delta = e^eps0/(e^eps0+1); p_delta = 1 gives P = (A+1, C-A), Q = (A,
@@ -134,7 +137,8 @@ def chen_pmfs(n: int, eps0: float, p_delta: float | None = None) -> tuple[np.nda
 def chen_printed_logpmfs(
     n: int, eps0: float, p_delta: float | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """log PMFs of seed 003 Thm 1's pair *as printed*: P = (A, C-A+Delta), Q = (A+Delta, C-A),
+    """log PMFs of Chen et al. 2024, Thm 1's pair *as printed*: P = (A, C-A+Delta), Q = (A+Delta,
+    C-A),
 
     C ~ Bin(n-1, e^-eps0), A ~ Bin(C, 1/2), Delta ~ Bern(p_delta) independent, p_delta = e^-eps0 by
     default.  Atoms (s, a) with s = C + Delta in 0..n and first count a in 0..s, s-major (s = 0
@@ -177,8 +181,8 @@ def shuffled_rr_logpmfs(n: int, eps0: float) -> tuple[np.ndarray, np.ndarray]:
     q = e^eps0/(e^eps0+1).  Its RDP is attained by a real mechanism, so it lower-bounds the
     worst-case RDP of shuffled eps0-LDP processes (and the clones pair upper-bounds it).
 
-    Source: binary randomised response (Warner 1965), shuffled; the lower-bound mechanism of seed
-    003's comparisons.
+    Source: binary randomised response (Warner 1965), shuffled; the lower-bound mechanism of
+    Chen, Cao & Ge's (2024) comparisons.
     """
     n = v.integer("n", n, lo=1, hi=10 ** 8)
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
@@ -194,7 +198,7 @@ def shuffled_rr_logpmfs(n: int, eps0: float) -> tuple[np.ndarray, np.ndarray]:
 def shuffled_rr_rdp(n: int, eps0: float, lam: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """(D_lam(P||Q), D_lam(Q||P)) of :func:`shuffled_rr_logpmfs`, arrays over lam.
 
-    Source: seed 003 eq. 2 on :func:`shuffled_rr_logpmfs`.
+    Source: Chen et al. 2024, eq. 2 on :func:`shuffled_rr_logpmfs`.
     """
     lp, lq = shuffled_rr_logpmfs(n, eps0)
     lams = check_orders(lam)
@@ -204,8 +208,8 @@ def shuffled_rr_rdp(n: int, eps0: float, lam: ArrayLike) -> tuple[np.ndarray, np
 
 
 def chen_thm1_check(n: int, eps0: float, t: float) -> dict[str, float]:
-    """Seed 003 Thm 1 / Lemma A.5 formulas against direct enumeration of the proof's pair, at
-    threshold t.
+    """Chen et al. 2024, Thm 1 / Lemma A.5 formulas against direct enumeration of the proof's pair,
+    at threshold t.
 
     Reject when a > t b; P2 = (A+Delta, C-A+1-Delta), Q2 = (A+1-Delta, C-A+Delta), Delta ~ Bern(p),
     p = e^-eps0.  Returns alpha, beta (direct), h (Thm 1's 1 - alpha - c0 sum_v P(B1 < A <= B2 |

@@ -1,8 +1,8 @@
-"""The subsampled shuffler (seed 001 Sec. 3.4; Girgis et al. 2021): each round, a uniformly
-random subset of m of the n users reports through an eps0-LDP randomiser and is shuffled.
+"""The subsampled shuffler (Koskela et al. 2022, Sec. 3.4; Girgis et al. 2021): each round, a
+uniformly random subset of m of the n users reports through an eps0-LDP randomiser and is shuffled.
 
-A dominating pair, derived here by extending the clones coupling (seed 001 uses Zhu et al.
-2021, Prop. 30 instead; its symbols were lost in extraction).  With gamma = m/n, if the
+A dominating pair, derived here by extending the clones coupling (Koskela et al. 2022 uses Zhu et
+al. 2021, Prop. 30 instead; its symbols were lost in extraction).  With gamma = m/n, if the
 differing user u is outside the subset (probability 1 - gamma), couple the subset with one
 where a random member v is swapped for u: the other m-1 members are then the same uniform
 (m-1)-subset in both cases, and only the "slot" of u / v differs.  Under the clone
@@ -80,7 +80,7 @@ def subsampled_delta(n: int, m: int, eps0: float, eps: float, tau: float = 1e-30
     """Certified Bracket for the single-round delta(eps) of the subsampled shuffler (both
     directions).
 
-    Source: seed 001 Sec. 3.4 (subsampled rounds); this module's pair.
+    Source: Koskela et al. 2022, Sec. 3.4 (subsampled rounds); this module's pair.
     """
     n, m, eps0 = _check(n, m, eps0)
     eps = v.real("eps", eps, lo=0.0)
@@ -92,7 +92,7 @@ def subsampled_pld(n: int, m: int, eps0: float, tau: float = 1e-18) -> tuple[PLD
     the loss-0 atom of L, and the dropped mass (<= 2 tau + a tails) as one atom at eps0 (see
     clone_pld 'top').  Returns (PLD, info).
 
-    Source: seed 001 Sec. 3.4 (subsampled rounds); this module's pair.
+    Source: Koskela et al. 2022, Sec. 3.4 (subsampled rounds); this module's pair.
     """
     n, m, eps0 = _check(n, m, eps0)
     s, ps, al, be, ga, out = _prep(n, m, eps0, tau)
@@ -120,9 +120,10 @@ def subsampled_pld(n: int, m: int, eps0: float, tau: float = 1e-18) -> tuple[PLD
 
 def subsampled_epsilon(n: int, m: int, eps0: float, delta: ArrayLike, compositions: int = 1,
                        accuracy: float = 2e-3) -> list[Bracket]:
-    """Certified Brackets for eps(delta) of `compositions` rounds (seed 001 Cor. 3 with this pair).
+    """Certified Brackets for eps(delta) of `compositions` rounds (Koskela et al. 2022, Cor. 3 with
+    this pair).
 
-    Source: seed 001 Sec. 3.4 (subsampled rounds), Cor. 3; this module's pair.
+    Source: Koskela et al. 2022, Sec. 3.4 (subsampled rounds), Cor. 3; this module's pair.
     """
     return evaluate.epsilon_brackets(
         subsampled_model(n, m, eps0), delta, compositions, accuracy=accuracy
@@ -131,9 +132,11 @@ def subsampled_epsilon(n: int, m: int, eps0: float, delta: ArrayLike, compositio
 
 def subsampled_model(n: int, m: int, eps0: float) -> PairModel:
     """The pair of :func:`subsampled_pld` (one PLD serves both directions).  Its top atom at eps0
-    holds the truncated mass, a tail cut that no lower end may count (issue 17; found by the deep
-    run: n = 10, subset = 9, eps0 = 8, delta = 1e-30 gave an eps lower end of 7.99375 where the
-    exact delta there is 0), so it is declared as ``tail_cut``."""
+    holds the truncated mass, a tail cut that no lower end may count (counted, n = 10, subset = 9,
+    eps0 = 8, delta = 1e-30 would give an eps lower end of 7.99375 where the exact delta is 0:
+    tests/test_adversarial_clones.py::
+    test_subsampled_truncated_top_atom_is_not_counted_in_the_eps_lower_end), so it is declared as
+    ``tail_cut``."""
     pl, info = subsampled_pld(n, m, eps0)
     return PairModel(pl, pl, tail_cut=info["dropped"], info={"atoms": info["atoms"]})
 

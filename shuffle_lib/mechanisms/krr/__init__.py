@@ -1,10 +1,12 @@
-"""Shuffled k-randomised response, strong and weak adversaries (seed 000 Sec. 4, seed 001 Sec. 4).
+"""Shuffled k-randomised response, strong and weak adversaries (Koskela et al. 2021, Sec. 4, Koskela
+et al. 2022, Sec. 4).
 
-* :mod:`.base` -- the exact PLDs (A_s: 000 Def. 7, Thm 8; A_w: 000 Def. 9, Thm 10, App. A);
+* :mod:`.base` -- the exact PLDs (A_s: Koskela et al. 2021, Def. 7, Thm 8; A_w: Koskela et al. 2021,
+  Def. 9, Thm 10, App. A);
 * :mod:`.large` -- certified coarse pairs beyond the exact PLDs' size limits;
 * ``shuffle_lib.mechanisms.krr.stream`` -- one round at any n: the exact delta(eps) streamed over
   slices, no PLD (A_w beyond ~5e5 users: bracketed on blocks of b, delta_b being monotone in b);
-* :mod:`.checks` -- brute-force checks of the seed's lemmas (exact enumeration, small n).
+* :mod:`.checks` -- brute-force checks of the paper's lemmas (exact enumeration, small n).
 
 :func:`krr_route` is the one route from (adversary, n, gamma, k, compositions) to a certified
 model: for one round whose exact PLD would exceed ``STREAM_ABOVE`` atoms, the streamed method of
@@ -12,14 +14,15 @@ model: for one round whose exact PLD would exceed ``STREAM_ABOVE`` atoms, the st
 :func:`krr_model`.  The declarations ``krr-strong`` and ``krr-weak``, :func:`delta_bracket` and
 :func:`epsilon_bracket` all go through it and :mod:`shuffle_lib.core.evaluate`.  Balle et al.'s
 closed-form bound lives in
-:mod:`shuffle_lib.bounds.closed_forms` (re-exported here, where seed 000 compares with it).
+:mod:`shuffle_lib.bounds.closed_forms` (re-exported here, where Koskela et al. 2021 compares with
+it).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from shuffle_lib.bounds.closed_forms import (  # noqa: F401  (seed 000 Fig. 1)
+from shuffle_lib.bounds.closed_forms import (  # noqa: F401  (Koskela et al. 2021, Fig. 1)
     advanced_composition,
     balle_epsilon,
     balle_epsilon_composed,
@@ -61,11 +64,11 @@ def krr_model(
 ) -> PairModel:
     """The certified pair of shuffled k-RR against ``adversary``.
 
-    The exact PLD (000 Thm 8 / Thm 11) with its binomial tails (<= ``tail``) cut to +inf; binned
-    onto a grid of step ``BIN_STEP`` above ``BIN_ABOVE`` atoms; beyond the exact PLDs' size limits
-    the certified block pairs of :mod:`.large`.  The PLD does not depend on x_1..x_{n-1}, so it
-    dominates every neighbouring pair and serves adaptive compositions; both directions have one
-    PLD.
+    The exact PLD (Koskela et al. 2021, Thm 8 / Thm 11) with its binomial tails (<= ``tail``) cut to
+    +inf; binned onto a grid of step ``BIN_STEP`` above ``BIN_ABOVE`` atoms; beyond the exact PLDs'
+    size limits the certified block pairs of :mod:`.large`.  The PLD does not depend on
+    x_1..x_{n-1}, so it dominates every neighbouring pair and serves adaptive compositions; both
+    directions have one PLD.
     """
     if adversary not in ("strong", "weak"):
         raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")
@@ -86,7 +89,8 @@ def krr_model(
 
 
 def exact_atoms(adversary: Adversary, n: int, gamma: float, k: int, tail: float = TAIL) -> int:
-    """The number of candidate atoms of the exact PLD (000 Def. 7 / Def. 9), from its windows only.
+    """The number of candidate atoms of the exact PLD (Koskela et al. 2021, Def. 7 / Def. 9), from
+    its windows only.
 
     A_s: sum over the a-window of the c-window sizes; A_w: sum over the b-window of (u-window +
     1)^2.
@@ -106,7 +110,8 @@ def exact_atoms(adversary: Adversary, n: int, gamma: float, k: int, tail: float 
 
 
 def krr_route(adversary: Adversary, n: int, gamma: float, k: int, compositions: int = 1) -> Model:
-    """The cheapest certified model for ``compositions`` rounds (seed 000 Thm 5 / Thm 6).
+    """The cheapest certified model for ``compositions`` rounds (Koskela et al. 2021, Thm 5 / Thm
+    6).
 
     One round whose exact PLD has more than ``STREAM_ABOVE`` candidate atoms: the streamed exact
     delta(eps) of ``shuffle_lib.mechanisms.krr.stream`` (``info["route"] = "streamed"``, any n up
@@ -137,8 +142,8 @@ def krr_route(adversary: Adversary, n: int, gamma: float, k: int, compositions: 
 
 def delta_bracket(adversary: Adversary, n: int, gamma: float, k: int, eps: ArrayLike,
                   compositions: int = 1, **kw) -> list[Bracket]:
-    """Certified brackets for the tight delta(eps) of ``compositions`` rounds (000 Thm 8/11, 001 Thm
-    2/5).
+    """Certified brackets for the tight delta(eps) of ``compositions`` rounds (Koskela et al. 2021,
+    Thm 8/11, Koskela et al. 2022, Thm 2/5).
 
     One per eps, through :func:`krr_route` and :func:`shuffle_lib.core.evaluate.delta_brackets`.
     Keywords (``accuracy``, ``rtol``, ...) go to :func:`shuffle_lib.core.fourier.delta_bracket`.
@@ -152,7 +157,7 @@ def epsilon_bracket(adversary: Adversary, n: int, gamma: float, k: int, delta: A
     """Certified brackets for the tight eps(delta) of ``compositions`` rounds (see
     :func:`delta_bracket`).
 
-    Source: seed 000 Thm 8/11, seed 001 Thm 2/5.
+    Source: Koskela et al. 2021, Thm 8/11, Koskela et al. 2022, Thm 2/5.
     """
     model = krr_route(adversary, n, gamma, k, compositions)
     return evaluate.epsilon_brackets(model, np.atleast_1d(delta), compositions, **kw)

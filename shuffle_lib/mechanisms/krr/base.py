@@ -1,19 +1,19 @@
 """Shuffled k-randomised response (k-RR): exact privacy loss distributions.
 
-The protocol of Balle et al. (2019) as analysed in seed 000 Sec. 4 (seed 001
+The protocol of Balle et al. (2019) as analysed in Koskela et al. 2021, Sec. 4 (Koskela et al. 2022
 Sec. 4): each of n parties reports its value x_i in [k] truthfully with
 probability 1 - gamma and a uniform value in [k] with probability gamma; a
 shuffler releases the multiset.  The neighbours differ in x_n = 1 vs x'_n = 2.
 
-* Strong adversary A_s (000 Def. 7): knows x_1..x_{n-1} and beta in {0,1}^n.
+* Strong adversary A_s (Koskela et al. 2021, Def. 7): knows x_1..x_{n-1} and beta in {0,1}^n.
   If beta_n = 1 (prob. gamma) both views have one law: loss 0.  Otherwise the
   view reduces to the counts (A + 1, C) under X and (A, C + 1) under X', with
   (A, C) the counts of values 1 and 2 among the randomisers of the first n-1
   parties, jointly Multinomial(n-1; gamma/k, gamma/k); the loss is
-  log((A + 1)/C), +inf when C = 0 (000 eq. 4.1 gives only the two marginals).
-* Weak adversary A_w (000 Def. 9, Thm 10, App. A): knows beta_1..beta_{n-1},
+  log((A + 1)/C), +inf when C = 0 (Koskela et al. 2021, eq. 4.1 gives only the two marginals).
+* Weak adversary A_w (Koskela et al. 2021, Def. 9, Thm 10, App. A): knows beta_1..beta_{n-1},
   b = sum beta.  Sufficient statistic (u, w, b) = counts of values 1, 2 left
-  after removing truthful answers; loss (000 App. A)
+  after removing truthful answers; loss (Koskela et al. 2021, App. A)
   log[((1-gamma) u + gamma (b+1)/k) / ((1-gamma) w + gamma (b+1)/k)].
 
 Both PLDs are symmetric (swapping the values 1 and 2 maps the P/Q loss to the
@@ -60,7 +60,7 @@ class KrrPLD:
 def check_params(n: int, gamma: float, k: int) -> tuple[int, float, int]:
     """(n, gamma, k) validated: n in [2, 1e9], gamma in (0, 1], k in [2, 1e6].
 
-    Source: the ranges of seed 000 Sec. 4.
+    Source: the ranges of Koskela et al. 2021, Sec. 4.
     """
     n = v.integer("n", n, lo=2, hi=10 ** 9)
     gamma = v.real("gamma", gamma, 0.0, 1.0, lo_open=True)
@@ -69,7 +69,8 @@ def check_params(n: int, gamma: float, k: int) -> tuple[int, float, int]:
 
 
 def krr_probs(gamma: float, k: int) -> tuple[float, float]:
-    """(P[y = x], P[y = j]) for j != x: (1 - gamma + gamma/k, gamma/k) (000 Sec. 4)."""
+    """(P[y = x], P[y = j]) for j != x: (1 - gamma + gamma/k, gamma/k) (Koskela et al. 2021, Sec.
+    4)."""
     gamma = v.real("gamma", gamma, 0.0, 1.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
     return 1.0 - gamma + gamma / k, gamma / k
@@ -78,7 +79,7 @@ def krr_probs(gamma: float, k: int) -> tuple[float, float]:
 def krr_pmfs(gamma: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Output PMFs of the local randomiser on inputs 1 and 2 (the LDP pair).
 
-    Source: seed 000 Sec. 4 (the local randomiser of Balle et al. 2019).
+    Source: Koskela et al. 2021, Sec. 4 (the local randomiser of Balle et al. 2019).
     """
     p_true, p_other = krr_probs(gamma, k)
     p = np.full(k, p_other)
@@ -88,7 +89,8 @@ def krr_pmfs(gamma: float, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def eps0_from_gamma(gamma: float, k: int) -> float:
-    """LDP level of k-RR: eps0 = log(1 + k (1 - gamma)/gamma) (seed 002 parametrisation)."""
+    """LDP level of k-RR: eps0 = log(1 + k (1 - gamma)/gamma) (Biswas et al. 2023
+    parametrisation)."""
     gamma = v.real("gamma", gamma, 0.0, 1.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
     return math.log1p(k * (1.0 - gamma) / gamma)
@@ -97,7 +99,7 @@ def eps0_from_gamma(gamma: float, k: int) -> float:
 def gamma_from_eps0(eps0: float, k: int) -> float:
     """Inverse: gamma = k / (e^eps0 + k - 1), so that P[y = x] = e^eps0/(e^eps0 + k - 1).
 
-    Source: seed 002 parametrisation, inverted.
+    Source: Biswas et al. 2023 parametrisation, inverted.
     """
     eps0 = v.real("eps0", eps0, 0.0, 700.0)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
@@ -150,14 +152,15 @@ def _finish(losses, probs, inf_mass, cut):
 def strong_pld(n: int, gamma: float, k: int, tail: float = TAIL) -> KrrPLD:
     """Exact PLD of the strong adversary A_s; see :func:`_strong_pld` (underflow-safe wrapper).
 
-    Source: seed 000 Def. 7, Thm 8 (corrects eq. 4.1).
+    Source: Koskela et al. 2021, Def. 7, Thm 8 (corrects eq. 4.1).
     """
     with np.errstate(under="ignore"):
         return _strong_pld(n, gamma, k, tail)
 
 
 def _strong_pld(n, gamma, k, tail):
-    """Exact PLD of the strong adversary A_s (000 Def. 7; corrects eq. 4.1 / Thm 8).
+    """Exact PLD of the strong adversary A_s (Koskela et al. 2021, Def. 7; corrects eq. 4.1 / Thm
+    8).
 
     Atoms: gamma at loss 0 (beta_n = 1); (1-gamma) P[A=a, C=c] at log((a+1)/c),
     (A, C) ~ Multinomial(n-1; gamma/k, gamma/k); +inf with mass
@@ -186,7 +189,8 @@ def _strong_pld(n, gamma, k, tail):
 def weak_loss(
     u: int | np.ndarray, w: int | np.ndarray, b: int | np.ndarray, gamma: float, k: int
 ) -> np.ndarray:
-    """Loss of the A_w view (000 App. A): log[((1-g)u + g(b+1)/k) / ((1-g)w + g(b+1)/k)].
+    """Loss of the A_w view (Koskela et al. 2021, App. A): log[((1-g)u + g(b+1)/k) / ((1-g)w +
+    g(b+1)/k)].
 
     Vectorised over the counts u, w, b (integers in [0, 1e9]), gamma (in (0, 1]) and k (in [2,
     1e6])."""
@@ -245,14 +249,15 @@ def _weak_block(b, N, gamma, k, lo, hi):
 def weak_pld(n: int, gamma: float, k: int, tail: float = TAIL) -> KrrPLD:
     """Exact PLD of the weak adversary A_w; see :func:`_weak_pld` (underflow-safe wrapper).
 
-    Source: seed 000 Def. 9, Thm 10, App. A; seed 001 Thm 4.
+    Source: Koskela et al. 2021, Def. 9, Thm 10, App. A; Koskela et al. 2022, Thm 4.
     """
     with np.errstate(under="ignore"):
         return _weak_pld(n, gamma, k, tail)
 
 
 def _weak_pld(n, gamma, k, tail):
-    """Exact PLD of the weak adversary A_w (000 Def. 9, Thm 10, App. A; 001 Thm 4).
+    """Exact PLD of the weak adversary A_w (Koskela et al. 2021, Def. 9, Thm 10, App. A; Koskela et
+    al. 2022, Thm 4).
 
     The view (u, w, b): B ~ Bin(n-1, gamma); given B = b the randomisers' counts of
     values 1, 2 are Multinomial(b; 1/k, 1/k), plus the n-th report
@@ -292,7 +297,7 @@ def _weak_pld(n, gamma, k, tail):
 def adversary_pld(adversary: Adversary, n: int, gamma: float, k: int, tail: float = TAIL) -> KrrPLD:
     """``strong_pld`` or ``weak_pld`` by name ('strong' / 'weak').
 
-    Source: seed 000 Def. 7 (strong) and Def. 9 (weak).
+    Source: Koskela et al. 2021, Def. 7 (strong) and Def. 9 (weak).
     """
     if adversary not in ("strong", "weak"):
         raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")
@@ -303,7 +308,7 @@ def adversary_pld(adversary: Adversary, n: int, gamma: float, k: int, tail: floa
 def hockey_stick_pair(pl: KrrPLD, eps: float) -> tuple[float, float]:
     """One round, exactly: (delta of ``pl.lower``, delta of ``pl.upper``) at eps (both directions).
 
-    Source: seed 000 Thm 5 (both directions share the PLD).
+    Source: Koskela et al. 2021, Thm 5 (both directions share the PLD).
     """
     v.instance("pl", pl, KrrPLD)
     return float(hockey_stick(pl.lower, eps)), float(hockey_stick(pl.upper, eps))

@@ -1,14 +1,14 @@
-"""Independent checks of :mod:`shuffle_lib.mechanisms.krr`: brute force, and the seed's loose
+"""Independent checks of :mod:`shuffle_lib.mechanisms.krr`: brute force, and the paper's loose
 readings.
 
 * Brute force: enumerate every outcome of every local
   randomiser for tiny n and k (each party: truthful w.p. 1 - gamma, else one of
   k values w.p. gamma/k), form each adversary's view exactly (rational
   arithmetic) and take the tight delta of the two view distributions.  The views:
-  'strong' = (beta_1..beta_n, multiset) (000 Def. 7); 'weak' =
-  (beta_1..beta_{n-1}, multiset) (000 Def. 9); 'plain' = the multiset only, the
-  shuffle model with no side information (000 Sec. 4.1, "price of information").
-* Loose readings of the seed (000 eq. 4.1, Thm 8, Thm 10), evaluated exactly
+  'strong' = (beta_1..beta_n, multiset) (Koskela et al. 2021, Def. 7); 'weak' =
+  (beta_1..beta_{n-1}, multiset) (Koskela et al. 2021, Def. 9); 'plain' = the multiset only, the
+  shuffle model with no side information (Koskela et al. 2021, Sec. 4.1, "price of information").
+* Loose readings of the paper (Koskela et al. 2021, eq. 4.1, Thm 8, Thm 10), evaluated exactly
   for one round so that the chapter can show what separates each from the tight
   delta of :mod:`shuffle_lib.mechanisms.krr`.
 """
@@ -58,7 +58,7 @@ def view_pmfs(n: int, gamma: float, k: int, view: View,
 
     ``others``: x_1..x_{n-1} (default all 0).  gamma is taken as an exact fraction.
 
-    Source: seed 000 Def. 7 (strong), Def. 9 (weak), Sec. 4.1 (plain).
+    Source: Koskela et al. 2021, Def. 7 (strong), Def. 9 (weak), Sec. 4.1 (plain).
     """
     n = v.integer("n", n, lo=2, hi=8)
     k = v.integer("k", k, lo=2, hi=5)
@@ -90,7 +90,7 @@ def brute_delta(
 ) -> np.ndarray:
     """Tight delta(eps) (both directions) of n_c rounds of one view, by enumeration.
 
-    Source: seed 000 Thm 5 on the enumerated views.
+    Source: Koskela et al. 2021, Thm 5 on the enumerated views.
     """
     n_c = v.integer("n_c", n_c, lo=1, hi=64)
     p, q = view_pmfs(n, gamma, k, view, others)
@@ -102,7 +102,7 @@ def brute_delta(
 def plain_worst_delta(n: int, gamma: float, k: int, eps: ArrayLike) -> np.ndarray:
     """Tight delta of the plain shuffle view, worst case over x_1..x_{n-1} (multisets suffice).
 
-    Source: seed 000 Sec. 4.1 (the plain shuffle view).
+    Source: Koskela et al. 2021, Sec. 4.1 (the plain shuffle view).
     """
     n = v.integer("n", n, lo=2, hi=8)          # the limits of view_pmfs, checked before enumerating
     k = v.integer("k", k, lo=2, hi=5)
@@ -113,12 +113,12 @@ def plain_worst_delta(n: int, gamma: float, k: int, eps: ArrayLike) -> np.ndarra
     return best
 
 
-# ---- loose readings of the seed, one round --------------------------------------------
+# ---- loose readings of the paper, one round --------------------------------------------
 
 
 def reading_independent_tail(n: int, gamma: float, k: int, eps: float) -> float:
-    """000 eq. 4.1 + Thm 8 read literally: P[log(N1/N2) >= eps], N1 = Bin(n-1, g/k) + 1 and
-    N2 = Bin(n-1, g/k) *independent*, no beta_n mixture (N2 = 0 counts as +inf)."""
+    """Koskela et al. 2021, eq. 4.1 + Thm 8 read literally: P[log(N1/N2) >= eps], N1 = Bin(n-1, g/k)
+    + 1 and N2 = Bin(n-1, g/k) *independent*, no beta_n mixture (N2 = 0 counts as +inf)."""
     n, gamma, k = krr.check_params(n, gamma, k)
     eps = v.real("eps", eps, 0.0, lo_open=True)
     a = np.arange(n)
@@ -128,7 +128,8 @@ def reading_independent_tail(n: int, gamma: float, k: int, eps: float) -> float:
 
 
 def reading_pmf_pair(n: int, gamma: float, k: int, eps: float) -> float:
-    """000 Sec. 4.1 read as the one-dimensional PMF pair P_s = Bin + 1, Q_s = Bin: tight delta."""
+    """Koskela et al. 2021, Sec. 4.1 read as the one-dimensional PMF pair P_s = Bin + 1, Q_s = Bin:
+    tight delta."""
     n, gamma, k = krr.check_params(n, gamma, k)
     eps = v.real("eps", eps, 0.0)
     pmf = binom.pmf(np.arange(n), n - 1, gamma / k)
@@ -137,9 +138,9 @@ def reading_pmf_pair(n: int, gamma: float, k: int, eps: float) -> float:
 
 
 def strong_readings(n: int, gamma: float, k: int, eps: float) -> dict[str, float]:
-    """One round, A_s: the seed's readings beside the exact value (dict of floats).
+    """One round, A_s: the paper's readings beside the exact value (dict of floats).
 
-    Source: seed 000 eq. 4.1, Thm 8, Def. 7.
+    Source: Koskela et al. 2021, eq. 4.1, Thm 8, Def. 7.
     """
     pl = krr.strong_pld(n, gamma, k)
     exact = float(krr.hockey_stick_pair(pl, eps)[0])
@@ -156,9 +157,9 @@ def strong_readings(n: int, gamma: float, k: int, eps: float) -> dict[str, float
 
 def reading_weak_independent_tail(n: int, gamma: float, k: int, eps: ArrayLike,
                                   tail: float = 1e-30) -> float | np.ndarray:
-    """000 Thm 10 read literally: N1|B = Bin(B,1/k) + Bern(1-g+g/k), N2|B = Bin(B,1/k) + Bern(g/k)
-    *independent* given B; P[log(((1-g)N1 + g(B+1)/k)/((1-g)N2 + g(B+1)/k)) >= eps] (vectorised
-    over eps; tails of mass <= tail ignored)."""
+    """Koskela et al. 2021, Thm 10 read literally: N1|B = Bin(B,1/k) + Bern(1-g+g/k), N2|B =
+    Bin(B,1/k) + Bern(g/k) *independent* given B; P[log(((1-g)N1 + g(B+1)/k)/((1-g)N2 + g(B+1)/k))
+    >= eps] (vectorised over eps; tails of mass <= tail ignored)."""
     n, gamma, k = krr.check_params(n, gamma, k)
     eps = v.reals("eps", eps, lo=0.0, lo_open=True)
     tail = v.real("tail", tail, 0.0, 1.0)
@@ -185,10 +186,10 @@ def reading_weak_independent_tail(n: int, gamma: float, k: int, eps: ArrayLike,
 def weak_readings(
     n: int, gamma: float, k: int, eps: ArrayLike
 ) -> dict[str, float] | dict[str, list[float]]:
-    """One round, A_w: the seed's reading beside the exact value (dict of floats, or of
+    """One round, A_w: the paper's reading beside the exact value (dict of floats, or of
     lists when ``eps`` is a list).
 
-    Source: seed 000 Thm 10, Def. 9.
+    Source: Koskela et al. 2021, Thm 10, Def. 9.
     """
     pl = krr.weak_pld(n, gamma, k)
     e = v.reals("eps", eps, lo=0.0, lo_open=True)
@@ -201,14 +202,14 @@ def weak_readings(
     return {key: val[0] for key, val in out.items()} if np.ndim(eps) == 0 else out
 
 
-# ---- the seed's Thm 8 form for compositions: tails of the summed loss -------------------
+# ---- the paper's Thm 8 form for compositions: tails of the summed loss -------------------
 
 
 def independent_losses(
     n: int, gamma: float, k: int, tail: float = 1e-30
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Atoms of Z = log(N1/N2), N1 = Bin(n-1, g/k) + 1, N2 = Bin(n-1, g/k) independent
-    (000 eq. 4.1 / Thm 8 read literally): (losses, probs, mass at +inf)."""
+    (Koskela et al. 2021, eq. 4.1 / Thm 8 read literally): (losses, probs, mass at +inf)."""
     n, gamma, k = krr.check_params(n, gamma, k)
     tail = v.real("tail", tail, 0.0, 1.0)
     lo, hi = (int(x) for x in binom_window(n - 1, gamma / k, tail))
@@ -231,7 +232,7 @@ def composed_tail(
     eps: ArrayLike,
     h: float = 1e-3,
 ) -> list[tuple[float, float]]:
-    """(lower, upper) for P[L_1 + ... + L_{n_c} >= eps], L_i iid (000 Thm 8 form).
+    """(lower, upper) for P[L_1 + ... + L_{n_c} >= eps], L_i iid (Koskela et al. 2021, Thm 8 form).
 
     Losses rounded down / up to multiples of h (the tail is monotone in each L_i), the
     n_c-fold convolution by FFT; accurate to ~1e-12 absolute (FFT round-off), which is

@@ -4,7 +4,7 @@
 The exact PLDs of :mod:`shuffle_lib.mechanisms.krr` have O(n log) (A_s) and Theta(n^{3/2})
 (A_w) atoms.  Beyond their size limits the views are grouped into blocks along
 one count, whose probability is a binomial CDF difference, and the loss, monotone
-along that count (seed 000 eq. 4.1 and App. A), is bounded at the block ends;
+along that count (Koskela et al. 2021, eq. 4.1 and App. A), is bounded at the block ends;
 the bounds are rounded onto a grid, up for ``upper`` and down for ``lower``.  The
 deltas of the two PLDs bracket the tight delta (tests/test_krr.py checks this
 against the exact PLDs).  Used automatically by ``krr.delta_bracket`` /
@@ -41,8 +41,8 @@ def weak_pld_binned(
     The views (u, w, b) are grouped by (m1, m2) and by blocks of b.  Unconditionally
     (M1, M2) ~ Multinomial(n-1; g/k, g/k) and B = M1 + M2 + R with
     R | m1, m2 ~ Bin(n-1-m1-m2, (g(k-2)/k)/(1-2g/k)), so P[m1, m2, B in block] is a
-    binomial CDF difference.  The loss is monotone in b (000 App. A), so its values at
-    the block ends bound it; ``upper`` takes the larger, rounded up to a multiple of h,
+    binomial CDF difference.  The loss is monotone in b (Koskela et al. 2021, App. A), so its values
+    at the block ends bound it; ``upper`` takes the larger, rounded up to a multiple of h,
     ``lower`` the smaller, rounded down.  Their deltas bracket the tight delta.
     """
     n, gamma, k = check_params(n, gamma, k)
@@ -111,7 +111,7 @@ def strong_pld_binned(n: int, gamma: float, k: int, cells: int = 2 * 10 ** 6, h:
     the block ends bound it; ``upper`` rounds the larger up to a multiple of h,
     ``lower`` the smaller down.  Atom gamma at 0 and the +inf mass are exact.
 
-    Source: seed 000 Def. 7, eq. 4.1 (the loss monotone in c).
+    Source: Koskela et al. 2021, Def. 7, eq. 4.1 (the loss monotone in c).
     """
     n, gamma, k = check_params(n, gamma, k)
     cells = v.integer("cells", cells, lo=1, hi=10 ** 9)
@@ -147,7 +147,7 @@ def strong_pld_binned(n: int, gamma: float, k: int, cells: int = 2 * 10 ** 6, h:
 def bin_pair(pl: KrrPLD, h: float) -> KrrPLD:
     """Certified rounding of a PLD pair onto multiples of h: upper rounds up, lower down.
 
-    Source: seed 000 Thm 5 (rounding losses up dominates, down is dominated).
+    Source: Koskela et al. 2021, Thm 5 (rounding losses up dominates, down is dominated).
     """
     v.instance("pl", pl, KrrPLD)
     h = v.real("h", h, 0.0, 1.0, lo_open=True)

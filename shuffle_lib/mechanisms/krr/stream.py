@@ -1,15 +1,15 @@
 """One round of shuffled k-RR at any n: the exact delta(eps) streamed as a sum over slices.
 
 The exact PLDs of :mod:`.base` hold Theta(n^{3/2}) (A_w) or O(n) (A_s) atoms; one round needs
-only delta(eps) = sum over views [P(v) - e^eps Q(v)]_+ (seed 000 Thm 5), and along one count the
-likelihood ratio is monotone, so the positive part of each line of views is a prefix whose sums
-are binomial CDFs.  Nothing is binned and no PLD is built:
+only delta(eps) = sum over views [P(v) - e^eps Q(v)]_+ (Koskela et al. 2021, Thm 5), and along one
+count the likelihood ratio is monotone, so the positive part of each line of views is a prefix whose
+sums are binomial CDFs.  Nothing is binned and no PLD is built:
 
-* A_w (000 Def. 9, App. A): given B = b and u, the ratio ((1-g)u + c_b)/((1-g)w + c_b) falls in
-  w, so the views with P > e^eps Q are w <= W*(u, b); with (M1, M2) | b ~ Multinomial(b; 1/k, 1/k)
-  written Bin(m1; b, 1/k) Bin(m2; b - m1, 1/(k-1)), their P- and Q-masses are CDFs of M2.  Work
-  O(#b x #u) per eps (about 60 n at tail 1e-24), streamed in chunks of b.
-* A_s (000 Def. 7): given A = a, loss log((a+1)/c) falls in c, and
+* A_w (Koskela et al. 2021, Def. 9, App. A): given B = b and u, the ratio ((1-g)u + c_b)/((1-g)w +
+  c_b) falls in w, so the views with P > e^eps Q are w <= W*(u, b); with (M1, M2) | b ~
+  Multinomial(b; 1/k, 1/k) written Bin(m1; b, 1/k) Bin(m2; b - m1, 1/(k-1)), their P- and Q-masses
+  are CDFs of M2.  Work O(#b x #u) per eps (about 60 n at tail 1e-24), streamed in chunks of b.
+* A_s (Koskela et al. 2021, Def. 7): given A = a, loss log((a+1)/c) falls in c, and
   sum_{1 <= c <= c*} P[C = c](1 - e^eps c/(a+1)) = P[1 <= C <= c*] - e^eps/(a+1) E[C; C <= c*],
   with E[C; C <= c*] = M q P[Bin(M-1, q) <= c*-1]; work O(#a) per eps.
 
@@ -104,7 +104,8 @@ def weak_delta_lower(
     """Sum of [P - e^eps Q]_+ over the A_w views whose (b, u) lie in the windows: the lower end.
 
     ``stride`` > 1 samples every stride-th b and u (weight stride^2): an uncertified estimate, used
-    only to locate eps(delta) before the certified passes.  Source: seed 000 Def. 9, App. A.
+    only to locate eps(delta) before the certified passes.  Source: Koskela et al. 2021, Def. 9,
+    App. A.
     """
     n, gamma, k = check_params(n, gamma, k)
     eps = v.reals("eps", eps, lo=0.0)
@@ -131,7 +132,7 @@ def _weak_cells(b, u, gamma, k, ee):
     u).
 
     Given M1 = u (or u - 1) the ratio falls in w, so the positive part is the prefix w <= W*: CDFs
-    of M2 | M1 ~ Bin(b - M1, 1/(k-1)).  Seed 000 Def. 9, App. A."""
+    of M2 | M1 ~ Bin(b - M1, 1/(k-1)).  Koskela et al. 2021, Def. 9, App. A."""
     p1, p2 = krr_probs(gamma, k)
     p3 = 1.0 - p1 - p2
     r = 1.0 / (k - 1)
@@ -181,8 +182,8 @@ def weak_delta_blocked(
     the tail), down to single b, where it is the streamed sum of :func:`weak_delta_lower`; with a
     ``target``, an eps is also done once its bracket lies on one side of it (what a search for
     eps(target) needs to know).  Work:
-    O(#u) per evaluated b instead of O(#b #u).  Seed 000 Def. 9, App. A; tests/test_krr.py checks
-    the monotonicity and the bracket against the exact PLD.
+    O(#u) per evaluated b instead of O(#b #u).  Koskela et al. 2021, Def. 9, App. A;
+    tests/test_krr.py checks the monotonicity and the bracket against the exact PLD.
     """
     n, gamma, k = check_params(n, gamma, k)
     eps = v.reals("eps", eps, lo=0.0)
@@ -226,7 +227,7 @@ def weak_delta_blocked(
 def strong_delta_lower(n: int, gamma: float, k: int, eps: np.ndarray, tail: float) -> np.ndarray:
     """+inf mass plus sum over the a-window of (1-g) P[A=a] sum_c [...]_+ (A_s): the lower end.
 
-    Source: seed 000 Def. 7 (loss log((a+1)/c), +inf at c = 0).
+    Source: Koskela et al. 2021, Def. 7 (loss log((a+1)/c), +inf at c = 0).
     """
     n, gamma, k = check_params(n, gamma, k)
     eps = v.reals("eps", eps, lo=0.0)
@@ -274,10 +275,10 @@ def delta_streamed(
     eps: np.ndarray | list[float],
     tail: float = STREAM_TAIL,
 ) -> list[Bracket]:
-    """Certified brackets for the tight one-round delta(eps) of shuffled k-RR, streamed (seed 000
-    Thm 5 on Def. 7 / Def. 9).  Where the cut ``tail`` exceeds 1e-4 of a lower end, those eps are
-    redone with the tail at 1e-6 of its lower end (1e-18 of the tail where that is 0), up to four
-    times."""
+    """Certified brackets for the tight one-round delta(eps) of shuffled k-RR, streamed (Koskela et
+    al. 2021 Thm 5 on Def. 7 / Def. 9).  Where the cut ``tail`` exceeds 1e-4 of a lower end, those
+    eps are redone with the tail at 1e-6 of its lower end (1e-18 of the tail where that is 0), up to
+    four times."""
     adversary = v.choice("adversary", adversary, ("strong", "weak"))
     n, gamma, k = check_params(n, gamma, k)
     eps = v.reals("eps", eps, lo=0.0)
@@ -335,7 +336,8 @@ def _delta_blocked(n, gamma, k, eps, tail):
 
 
 def _max_loss(adversary, n, gamma, k):
-    """No view has a finite loss above this: eps0 (A_w, 000 App. A), log n (A_s: (a+1)/c <= n)."""
+    """No view has a finite loss above this: eps0 (A_w, Koskela et al. 2021, App. A), log n (A_s:
+    (a+1)/c <= n)."""
     return eps0_from_gamma(gamma, k) if adversary == "weak" else math.log(n)
 
 
@@ -406,7 +408,8 @@ def epsilon_streamed(
 
     Located on an estimate of delta(eps) (A_w: the streamed sum sampled every few b and u), then
     certified by one streamed pass at both ends: delta's lower end >= delta at the bracket's lower
-    end, its upper end <= delta at the upper end (the windows' tail is 1e-6 delta).  Seed 000 Thm 5.
+    end, its upper end <= delta at the upper end (the windows' tail is 1e-6 delta).  Koskela et al.
+    2021, Thm 5.
     """
     adversary = v.choice("adversary", adversary, ("strong", "weak"))
     n, gamma, k = check_params(n, gamma, k)

@@ -1,7 +1,7 @@
 """The bit-flip shuffler's guarantee, one round, at any n: the max over m without n PLDs.
 
 The guarantee is max over m (ones among the other n-1 users) of delta_n(m), the tight delta of
-the pair P = A_n(m + 1), Q = A_n(m) of ``bitflip.pair_pmfs`` (seed 004 Sec. 3-4); by the
+the pair P = A_n(m + 1), Q = A_n(m) of ``bitflip.pair_pmfs`` (Zhilyaev 2020, Sec. 3-4); by the
 symmetry bit <-> 1-bit, m <= (n-1)/2 suffices (both directions).  Two facts give a certified
 bracket with O(n / w) pairs instead of n/2:
 
@@ -41,8 +41,8 @@ def _piece(N, p, tail):
 
 
 def _pair(n, m, q, tail):
-    """(P, Q) on the window of the sum, P = A_n(m + 1), Q = A_n(m) (seed 004 eq. 3.1-3.2); each of
-    the two binomials of the other users cut to mass <= tail (P-mass lost <= 2 tail)."""
+    """(P, Q) on the window of the sum, P = A_n(m + 1), Q = A_n(m) (Zhilyaev 2020, eq. 3.1-3.2);
+    each of the two binomials of the other users cut to mass <= tail (P-mass lost <= 2 tail)."""
     a = _piece(m, q, tail)[1][::-1]          # Bin(m, 1-q) as Bin(m, q) reversed: 1.0 - q rounds
     b = _piece(n - 1 - m, q, tail)[1]
     s = np.convolve(a, b)
@@ -98,7 +98,7 @@ def worst_brackets(n: int, q: float, verb: str, targets: list[float], rtol: floa
 
     Blocks [s, s+w] of m are bounded by delta_{n-w}(s) (module docstring) and halved while their
     upper end exceeds (1 + rtol) x the best lower end (or 4 tail above it: delta = 0 there);
-    exact pairs at the block starts give the lower end.  Source: seed 004 Sec. 3-4, Lemma 4.4.
+    exact pairs at the block starts give the lower end.  Source: Zhilyaev 2020, Sec. 3-4, Lemma 4.4.
     """
     n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     q = v.real("q", q, 0.0, 0.5, lo_open=True)
@@ -133,7 +133,7 @@ def block_search(
     at most ``max_pairs`` evaluations; then the bracket is what the blocks give (the info says how
     wide the widest block stayed).  The post-processing argument holds round by round, so ``ends``
     may bracket K composed rounds (``bitflip.bitflip_model`` with m = "worst", compositions > 1).
-    Source: seed 004 Sec. 3-4, Lemma 4.4 (chapter 5's generalisation).
+    Source: Zhilyaev 2020, Sec. 3-4, Lemma 4.4 (chapter 5's generalisation).
     """
     n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     size = v.integer("size", size, lo=1, hi=10 ** 6)

@@ -1,4 +1,4 @@
-"""Fake-and-flip protocol (seed 004 Sec. 6): certified delta brackets for the column sums.
+"""Fake-and-flip protocol (Zhilyaev 2020, Sec. 6): certified delta brackets for the column sums.
 
 n users send one-hot vectors of their values in [d], m uniform fake one-hot vectors
 are added, every bit of every vector is flipped with probability q, and the
@@ -44,7 +44,8 @@ def _joint(A, t, r1, r2):
 
 
 def _both(P, Q, eps):
-    """Hockey-stick divergences sum (P - e^eps Q)_+ in both directions (seed 000, Def. 1)."""
+    """Hockey-stick divergences sum (P - e^eps Q)_+ in both directions (Koskela et al. 2021, Def.
+    1)."""
     P, Q = P.ravel() / P.sum(), Q.ravel() / Q.sum()
     a = np.array([np.maximum(P - math.exp(e) * Q, 0.0).sum() for e in eps])
     b = np.array([np.maximum(Q - math.exp(e) * P, 0.0).sum() for e in eps])
@@ -58,7 +59,7 @@ def fake_flip_bracket(n: int, m: int, d: int, q: float, eps: ArrayLike,
     Valid for n >= 1, m >= 0, d >= 2, 0 < q <= 1/2, r = (r_l, r_l') with
     r_l + r_l' <= n - 1 (r_l + r_l' = n - 1 when d = 2).
 
-    Source: seed 004 Sec. 6 (module docstring); seed 000 Thm 5.
+    Source: Zhilyaev 2020, Sec. 6 (module docstring); Koskela et al. 2021, Thm 5.
     """
     n = v.integer("n", n, lo=1, hi=10 ** 4)
     m = v.integer("m", m, lo=0, hi=10 ** 4)

@@ -1,8 +1,8 @@
-"""Clear-fake-records protocol (seed 004 Sec. 5): exact PLD and the m it needs.
+"""Clear-fake-records protocol (Zhilyaev 2020, Sec. 5): exact PLD and the m it needs.
 
 n users send their value x_i in [d] in clear; m fake records, uniform on [d],
 are added; a shuffler releases the histogram.  Neighbours differ in x_1 = l vs
-x_1' = l'.  Only the fake counts (H, H') of the values l, l' matter (seed 004
+x_1' = l'.  Only the fake counts (H, H') of the values l, l' matter (Zhilyaev 2020
 Sec. 5): L = log((H + 1)/H') with (H, H') ~ Multinomial(m; 1/d, 1/d), +inf when
 H' = 0.  Swapping l and l' maps the P/Q loss to the Q/P loss, so one PLD serves
 both directions, and it does not depend on n or on the other users' values.
@@ -45,7 +45,7 @@ def _check(m, d):
 
 
 def fake_pld(m: int, d: int, tail: float = TAIL) -> PLD:
-    """PLD of L = log((H+1)/H'), (H, H') ~ Multinomial(m; 1/d, 1/d) (seed 004 Sec. 5).
+    """PLD of L = log((H+1)/H'), (H, H') ~ Multinomial(m; 1/d, 1/d) (Zhilyaev 2020, Sec. 5).
 
     H ~ Bin(m, 1/d); H' | H = h ~ Bin(m - h, 1/(d - 1)).  Each is cut to a window
     outside which its mass is <= tail/2; the cut mass goes to +inf, so hockey-stick
@@ -86,7 +86,7 @@ def fake_pld(m: int, d: int, tail: float = TAIL) -> PLD:
 def fake_delta(m: int, d: int, eps: ArrayLike, tail: float = TAIL) -> np.ndarray:
     """Tight delta(eps) of one release (both directions: the PLD is symmetric).
 
-    Source: seed 004 Sec. 5; seed 000 Thm 5.
+    Source: Zhilyaev 2020, Sec. 5; Koskela et al. 2021, Thm 5.
     """
     eps = v.reals("eps", eps, lo=0.0)
     return hockey_stick(fake_pld(m, d, tail), eps)
@@ -105,7 +105,7 @@ def fake_delta_bracket(
     """Certified brackets of the ``compositions``-fold composition (Fourier accountant on the upper
     PLD; the lower end corrected for the tail cut).
 
-    Source: seed 004 Sec. 5; seed 000 Thm 5 through the Fourier accountant.
+    Source: Zhilyaev 2020, Sec. 5; Koskela et al. 2021, Thm 5 through the Fourier accountant.
     """
     return evaluate.delta_brackets(fake_model(m, d), eps, compositions, **kw)
 
@@ -114,7 +114,7 @@ def m_needed(d: int, eps: float, delta: float, m_max: int = 10 ** 6) -> int | fl
     """Smallest m with fake_delta(m, d, eps) <= delta (delta is non-increasing in m:
     adding a fake record is post-processing).  ``math.inf`` beyond m_max.
 
-    Source: seed 004 Sec. 5 (the m a target needs, here exactly).
+    Source: Zhilyaev 2020, Sec. 5 (the m a target needs, here exactly).
     """
     d = v.integer("d", d, lo=2, hi=10 ** 9)
     eps = v.real("eps", eps, 0.0)
@@ -132,7 +132,7 @@ def m_needed(d: int, eps: float, delta: float, m_max: int = 10 ** 6) -> int | fl
 
 
 def seed_m_over_d(eps: float, delta: float) -> float:
-    """Seed 004 Sec. 5 requirement: m/d >= 3 log(4/delta) ((e^eps + 1)/(e^eps - 1))^2."""
+    """Zhilyaev 2020, Sec. 5 requirement: m/d >= 3 log(4/delta) ((e^eps + 1)/(e^eps - 1))^2."""
     eps = v.real("eps", eps, 0.0, lo_open=True)
     delta = v.probability("delta", delta)
     return 3.0 * math.log(4.0 / delta) * ((math.exp(eps) + 1.0) / math.expm1(eps)) ** 2

@@ -295,7 +295,7 @@ def certified_lower(pld: PLD, eps: float) -> float:
     atom's P(1 - e^(eps-L)) is off by at most P (1e-14 + abs(error of L)), and abs(error of L) <=
     1e-16 (abs(log P) + abs(log Q)), below 1e-12; an atom at +inf counts its computed P, which
     can be rounded up: the matrix row [1/16, 1e-12, 0.937499999999] against [0, 0, 1] has a cell
-    of mass 1/16 + 1e-12 that rounded up by 4e-19, and at n = 1, eps = 0 that mass alone was
+    of mass 1/16 + 1e-12 that rounds up by 4e-19, and at n = 1, eps = 0 that mass alone is
     the lower end, 0.062500000001 against the exact 0.0625000000009999999996)."""
     v.instance("pld", pld, PLD)
     j = int(np.searchsorted(pld.losses, eps - 1e-9, side="right"))

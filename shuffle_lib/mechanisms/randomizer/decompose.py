@@ -71,7 +71,7 @@ import numpy as np
 
 from shuffle_lib.core import validate as v
 
-ROW_TOL = 1e-12          # |row sum - 1| allowed (the contract)
+ROW_TOL = 1e-12          # |row sum - 1| allowed (the CLI contract of --matrix)
 MAX_INPUTS = 256         # matrix rows
 MAX_ENTRIES = 4_000_000  # matrix entries
 SHRINK = 1.0 - 1e-13     # s and a are rounded down by this factor (see the module docstring)
