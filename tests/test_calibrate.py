@@ -56,9 +56,9 @@ def test_cli_ldp_shuffle_least_n(cli):
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["calibrate", "rr", "--eps", "1", "--delta", "1e-6", "--solve", "gamma"], "no parameter --gamma"),
+    (["calibrate", "rr", "--eps", "1", "--delta", "1e-6", "--solve", "gamma"], "--solve gamma: rr has no parameter of that name"),
     (["calibrate", "rr", "--eps", "1", "--delta", "2", "--solve", "eps0"], "delta must lie in"),
-    (["calibrate", "rr", "--eps", "1", "--delta", "1e-6", "--solve", "sigma"], "no parameter --sigma"),
+    (["calibrate", "rr", "--eps", "1", "--delta", "1e-6", "--solve", "sigma"], "--solve sigma: rr has no parameter of that name"),
 ])
 def test_cli_errors(args, needle, cli):
     r = cli(*args)
