@@ -28,6 +28,7 @@ from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, PairModel, W
 from shuffle_lib.mechanisms.clones.compose import clone_plds
 from shuffle_lib.mechanisms.clones.pairs import (MAX_N, Pair, conditional_tails, delta_bracket_single,
                                                  epsilon_bracket_single, general_pair, loss_threshold, prepare)
+from shuffle_lib.mechanisms.randomizer.noise import NOISES, noise_model
 from shuffle_lib.mechanisms.randomizer.decompose import (FAMILIES, MAX_ENTRIES, MAX_INPUTS, Decomposition, View,
                                                        check_matrix, family_decomposition, load_matrix, matrix_decompositions,
                                                        matrix_eps0, olh_g)
@@ -431,6 +432,8 @@ def randomizer_rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
     """Certified Renyi brackets of one round: the upper PLD of :func:`upper_pld` (its tail mass at
     +inf bounded by the pair's largest loss log((beta + s)/s)) and the views' exact PLDs."""
     orders = v.reals("orders", orders, lo=1.0, lo_open=True)
+    if params.get("noise", "none") != "none":
+        raise ValueError("rdp: --noise has no certified Renyi route yet.")
     decs, _ = decompositions(params["family"], params["matrix"] or None, params["k"], params["d"], params["eps0"])
     if not decs:
         return [Bracket(0.0, 0.0) for _ in orders]
@@ -443,7 +446,15 @@ def randomizer_rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
     return evaluate.rdp_brackets(WorstCase(tuple(pairs)), orders)
 
 
-def _build(n, family, matrix, k, d, eps0, compositions=1, accuracy=DEFAULT_ACCURACY):
+def _build(n, family, matrix, k, d, eps0, noise="none", scale=0.0, compositions=1, accuracy=DEFAULT_ACCURACY):
+    if noise != "none":
+        if family != "matrix" or matrix or k or d or eps0:
+            raise ValueError("--noise takes --scale only; --family, --matrix, --k, --d, --eps0 are for finite randomisers.")
+        if not scale > 0:
+            raise ValueError(f"--noise {noise} needs --scale > 0, got {scale}.")
+        return noise_model(n, noise, scale, compositions)
+    if scale:
+        raise ValueError("--scale belongs to --noise.")
     if family == "matrix" and (k or d or eps0):
         raise ValueError("--k, --d and --eps0 belong to --family; a --matrix gives its own eps0.")
     if family != "matrix" and matrix:
@@ -453,7 +464,8 @@ def _build(n, family, matrix, k, d, eps0, compositions=1, accuracy=DEFAULT_ACCUR
 
 register(Mechanism(
     name="randomizer",
-    summary="any finite local randomiser, shuffled (--matrix FILE or --family krr|sue|oue|olh|blh|hr)",
+    summary="any finite local randomiser, shuffled (--matrix FILE or --family krr|sue|oue|olh|blh|hr), "
+            "or a numeric one (--noise gaussian|laplace --scale S)",
     source="Balle et al. 2019 (privacy blanket); Feldman et al. 2021 Thm 3.2; Su, Cheng, Wang 2026 "
            "(general clones); this project (chapter 'Shuffling the randomisers people deploy')",
     params=(Param("n", int, "number of users, the differing one included", lo=1, hi=MAX_N, more_private="up"),
@@ -464,9 +476,14 @@ register(Mechanism(
                   f"{MAX_ENTRIES} entries)", default=""),
             Param("k", int, "k-RR: number of values (>= 2)", lo=0, hi=10 ** 9, default=0),
             Param("d", int, "sue/oue/olh/blh/hr: domain size (>= 3)", lo=0, hi=10 ** 9, default=0),
-            Param("eps0", float, "the family's LDP parameter, in (0, 30]", lo=0.0, hi=30.0, default=0.0)),
+            Param("eps0", float, "the family's LDP parameter, in (0, 30]", lo=0.0, hi=30.0, default=0.0),
+            Param("noise", str, "a numeric randomiser x + noise on inputs in [0, 1] (sensitivity 1), one round",
+                  choices=("none",) + NOISES, default="none"),
+            Param("scale", float, "--noise: the Gaussian's standard deviation / the Laplace b", lo=0.0, hi=1e6,
+                  default=0.0, more_private="up")),
     build=_build,
     uses=("compositions", "accuracy"),
     rdp=lambda params, orders: randomizer_rdp(params, orders),
+    calibration_range=lambda name, fixed: (0.05, 50.0) if name == "scale" else None,
     example={"n": 100, "family": "krr", "k": 3, "eps0": 1.0},
 ))

@@ -64,7 +64,7 @@ from scipy import fft as _fft
 from scipy import stats
 
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.types import Bracket
+from shuffle_lib.core.types import Bracket, DirectModel
 
 NOISES = ("gaussian", "laplace")
 CDF_RTOL = 1e-13       # assumed relative error of a scipy cdf/sf value (item 2)
@@ -484,3 +484,17 @@ def epsilon_bracket(noise: str | Noise, n: int, delta: float, scale: float | Non
     nz = noise_law(noise, scale)
     hi = upper_epsilon(nz, n, delta)
     return Bracket(min(view_epsilon(nz, n, delta), hi), hi)
+
+
+def noise_model(n: int, noise: str | Noise, scale: float | None = None, compositions: int = 1) -> DirectModel:
+    """The certified one-round method (a :class:`~shuffle_lib.core.types.DirectModel`) for the
+    registry; several rounds are refused (no dominating PLD is certified for this route yet)."""
+    nz = noise_law(noise, scale)
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    compositions = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    if compositions != 1:
+        raise ValueError(f"compositions must be 1 with --noise (no certified composition yet), got {compositions}.")
+    info = {"noise": nz.name, "gamma": nz.gamma,
+            "route": "blanket sum by FFT (upper), exact delta of a lattice view of (x, 0, ..., 0) (lower)"}
+    return DirectModel(lambda eps: [delta_bracket(nz, n, e) for e in eps],
+                       lambda delta: [epsilon_bracket(nz, n, d) for d in delta], info=info)
