@@ -480,10 +480,9 @@ register(Mechanism(
             Param("noise", str, "a numeric randomiser x + noise on inputs in [0, 1] (sensitivity 1), one round",
                   choices=("none",) + NOISES, default="none"),
             Param("scale", float, "--noise: the Gaussian's standard deviation / the Laplace b", lo=0.0, hi=1e6,
-                  default=0.0, more_private="up")),
+                  default=0.0)),
     build=_build,
     uses=("compositions", "accuracy"),
     rdp=lambda params, orders: randomizer_rdp(params, orders),
-    calibration_range=lambda name, fixed: (0.05, 50.0) if name == "scale" else None,
     example={"n": 100, "family": "krr", "k": 3, "eps0": 1.0},
 ))
