@@ -477,7 +477,7 @@ register(Mechanism(
             Param("k", int, "k-RR: number of values (>= 2)", lo=0, hi=10 ** 9, default=0),
             Param("d", int, "sue/oue/olh/blh/hr: domain size (>= 3)", lo=0, hi=10 ** 9, default=0),
             Param("eps0", float, "the family's LDP parameter, in (0, 30]", lo=0.0, hi=30.0, default=0.0),
-            Param("noise", str, "a numeric randomiser x + noise on inputs in [0, 1] (sensitivity 1), one round",
+            Param("noise", str, "a numeric randomiser x + noise on inputs in [0, 1] (sensitivity 1)",
                   choices=("none",) + NOISES, default="none"),
             Param("scale", float, "--noise: the Gaussian's standard deviation / the Laplace b", lo=0.0, hi=1e6,
                   default=0.0)),

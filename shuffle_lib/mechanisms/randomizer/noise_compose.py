@@ -1,0 +1,224 @@
+"""Several shuffled rounds of a numeric randomiser: a dominating PLD from the certified profile.
+
+**The upper end: connect the dots** (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022,
+"Connect the dots: tighter discrete approximations of privacy loss distributions", PETS, Sec. 3;
+dominating pairs: Zhu, Dong & Wang 2022, AISTATS, Def. 7 and Thm 10).  Write H(alpha) =
+sup over ordered neighbours (D, D') of sup_S P_D(S) - alpha P_D'(S), alpha > 0: the hockey stick
+of one shuffled round, both directions at once.  Each H_{D,D'} is convex and non-increasing in
+alpha with H(0) = 1, so H is too.  From certified values u_i >= delta(eps_i) of
+:func:`~shuffle_lib.mechanisms.randomizer.noise.upper_delta` (which bounds both directions):
+
+* alpha = e^{eps_i} >= 1: H(alpha) <= u_i;
+* alpha = e^{-eps_i} < 1: H_{D,D'}(alpha) = 1 - alpha + alpha H_{D',D}(1/alpha), so
+  H(alpha) <= 1 - alpha + alpha u_i;
+* alpha = 0: H = 1.
+
+Take these points (x_j, y_j), replace y_j by the running minimum from the left (H is
+non-increasing: still >= H), and let G be their lower convex envelope, constant beyond the last
+point.  **G >= H everywhere** on [0, inf): at alpha between points, G(alpha) = sum_j l_j y_j for
+weights l_j >= 0 of points with sum_j l_j x_j = alpha, and sum_j l_j y_j >= sum_j l_j H(x_j) >=
+H(alpha) by convexity; beyond the last point H is non-increasing.  G is convex, piecewise linear,
+non-increasing, G(0) = 1 and G'(0+) >= -1 (the first chord's y >= H >= 1 - alpha): it is the
+hockey stick of a discrete pair (P, Q) with P-mass p_k = q_k alpha_k at loss log alpha_k, q_k the
+slope's increase at the vertex alpha_k, P-mass G(last) at +inf and Q-mass 1 - sum q_k at -inf
+(G(alpha) = P(+inf) + sum_k p_k (1 - alpha / alpha_k)_+).  This one pair dominates every ordered
+pair of neighbours for every alpha > 0, so the K-fold product of (P, Q) dominates K adaptive
+rounds (Zhu, Dong & Wang, Thm 10), and the Fourier accountant composes it with its certified
+error budget.  The reverse direction's PLD is (Q w.r.t. P): loss -log alpha_k with Q-mass q_k, and
+Q-mass 1 - sum q_k at +inf.  Round-off of the envelope (a few ulps of values <= 1) is covered by
+mixing ``MIX`` of a +inf atom into P: the hockey stick rises by MIX (1 - G) everywhere.
+
+**The lower end: the exact view, composed.**  The view T = sum_i phi(y_i) of the datasets
+(0, ..., 0) and (1, 0, ..., 0) (:func:`~shuffle_lib.mechanisms.randomizer.noise.view_delta`)
+is a post-processing of each round; K independent rounds of it are a post-processing of K rounds
+of the shuffler on those datasets, so the hockey stick of the K-fold product of the view's pair
+is a lower end.  The view's laws are computed by FFT: with the window's outside lumped into one
+outcome, the computed PMFs A, B are within l1 distance e_a, e_b of the true ones (round-off plus
+the aliased mass, both bounded as in ``noise``), so the products are within K e_a, K e_b and
+H_alpha(true^K) >= H_alpha(A^K || B^K) - K (e_a + alpha e_b) (each direction; |P(S) - P'(S)| is at
+most the l1 distance).  For Gaussian noise the K sums of the reports are a second view, the
+Gaussian mechanism with sensitivity sqrt(K) and noise sigma sqrt(n) (closed form, Balle & Wang
+2018, Thm 8); the larger lower end is taken.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy import stats
+
+from shuffle_lib.core import fourier
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs_lower
+from shuffle_lib.core.types import Bracket
+from shuffle_lib.mechanisms.randomizer import noise as N
+
+PROFILE_POINTS = 32    # eps grid points of the profile on [0, eps_hi] (besides the doubling probes)
+PROFILE_FLOOR = 1e-13  # eps_hi: the first doubling probe whose upper delta is below this
+MIX = 1e-14            # +inf mass mixed into P to cover the envelope's round-off
+EPS_PROBE = 1.0 / 64   # the first doubling probe
+
+
+def envelope_pld(eps: np.ndarray, u: np.ndarray) -> tuple[PLD, PLD]:
+    """The dominating pair (P w.r.t. Q, Q w.r.t. P) whose hockey stick is the lower convex
+    envelope G of the points of the module docstring, from certified upper values ``u`` >= delta
+    at the losses ``eps`` >= 0 (both directions).
+
+    Raises: ValueError if eps, u are not equal-length with eps >= 0 and u in [0, 1].
+    """
+    eps = v.reals("eps", eps, lo=0.0)
+    u = v.reals("u", u, lo=0.0, hi=1.0)
+    if eps.size != u.size:
+        raise ValueError(f"eps and u must have equal length, got {eps.size} and {u.size}.")
+    e = eps[eps > 0]
+    x = np.concatenate(([0.0], np.exp(-e), np.exp(eps)))
+    y = np.concatenate(([1.0], np.minimum(1.0, -np.expm1(-e) + np.exp(-e) * u[eps > 0]), u))
+    order = np.lexsort((y, x))
+    x, y = x[order], np.minimum.accumulate(y[order])
+    hull = [0]                                   # lower convex hull, monotone chain
+    for j in range(1, x.size):
+        if x[j] == x[hull[-1]]:
+            continue
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            if (y[b] - y[a]) * (x[j] - x[a]) >= (y[j] - y[a]) * (x[b] - x[a]):
+                hull.pop()
+            else:
+                break
+        hull.append(j)
+    hx, hy = x[hull], y[hull]
+    slopes = np.append(np.diff(hy) / np.diff(hx), 0.0)          # right slope at each vertex >= 1
+    q = np.diff(slopes)                                          # the increase at vertices 1..
+    q = np.maximum(q, 0.0)
+    alpha = hx[1:]
+    keep = q > 0
+    q, alpha = q[keep], alpha[keep]
+    p = q * alpha
+    inf_p = float(hy[-1])
+    scale = (1.0 - MIX) / max(1.0, math.fsum(p) + inf_p)
+    inf_pq = max(inf_p * scale + MIX, 1.0 - math.fsum(p * scale))   # a deficit goes to +inf too
+    pq = pld_from_losses(np.log(alpha), p * scale, min(1.0, inf_pq))
+    q_inf = max(0.0, 1.0 - math.fsum(q))
+    qp = pld_from_losses(-np.log(alpha) - math.log(scale), q, min(1.0, q_inf))
+    return pq, qp
+
+
+@functools.lru_cache(maxsize=16)
+def _profile(nz: N.Noise, n: int, points: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    probe, e = {}, EPS_PROBE
+    while True:       # doubling probes up to eps_hi: the floor reached, or a plateau (round-off)
+        probe[e] = N.upper_delta(nz, n, e)
+        if probe[e] <= PROFILE_FLOOR or e >= 64.0 or (e > EPS_PROBE and probe[e] > 0.5 * probe[e / 2]
+                                                        and probe[e] < 1e-6):
+            break
+        e *= 2.0
+    grid = np.linspace(0.0, e, points + 1)
+    vals = {float(t): N.upper_delta(nz, n, float(t)) for t in grid}
+    vals.update(probe)
+    ks = sorted(vals)
+    return tuple(ks), tuple(vals[k] for k in ks)
+
+
+def profile_plds(noise: str | N.Noise, n: int, scale: float | None = None,
+                 points: int = PROFILE_POINTS) -> tuple[PLD, PLD]:
+    """The dominating pair of one shuffled round (module docstring), both directions.
+
+    Args: as :func:`~shuffle_lib.mechanisms.randomizer.noise.upper_delta`; points: grid points of
+      the certified profile on [0, eps_hi] (one n-fold FFT each).
+    """
+    nz = N.noise_law(noise, scale)
+    n = v.integer("n", n, lo=1, hi=N.MAX_N)
+    points = v.integer("points", points, lo=2, hi=10 ** 4)
+    eps, u = _profile(nz, n, points)
+    return envelope_pld(np.array(eps), np.array(u))
+
+
+@functools.lru_cache(maxsize=16)
+def view_plds(nz: N.Noise, n: int) -> tuple[PLD, PLD, float]:
+    """The view's pair (A w.r.t. B, B w.r.t. A) as computed, and e = max(e_a, e_b), the l1 bound
+    of the module docstring (round-off, aliased mass, clipping, the outside lumped)."""
+    p0, p1 = N._view_laws(nz, N.VIEW_LEVELS)
+    a, first, l1a, top, exact = N._sum_on_window(p0, 0, n)
+    b, _, l1b, _, _ = N._sum_on_window(p0, 0, n, q=p1)
+    out_a = out_b = 0.0
+    if not exact:
+        out_a = math.exp(N._log_chernoff_tail(p0, n, None, top, True)) + \
+            math.exp(N._log_chernoff_tail(p0, n, None, first, False))
+        out_b = math.exp(N._log_chernoff_tail(p0, n - 1, p1, top, True)) + \
+            math.exp(N._log_chernoff_tail(p0, n - 1, p1, first, False))
+    A, B = np.maximum(a, 0.0), np.maximum(b, 0.0)
+    A, B = A / max(1.0, A.sum()), B / max(1.0, B.sum())
+    A = np.append(A, max(0.0, 1.0 - A.sum()))
+    B = np.append(B, max(0.0, 1.0 - B.sum()))
+    err = 4.0 * max(l1a + out_a, l1b + out_b) + 1e-15
+    A, B = A / A.sum(), B / B.sum()
+    return pld_from_pmfs_lower(A, B), pld_from_pmfs_lower(B, A), err
+
+
+def _gauss_sum_delta(mu: float, eps: float) -> float:
+    """Balle & Wang 2018, Thm 8: delta(eps) of N(0, 1) against N(mu, 1), lowered by its round-off."""
+    a = stats.norm.logcdf(mu / 2 - eps / mu)
+    b = eps + stats.norm.logcdf(-mu / 2 - eps / mu)
+    if b >= a:
+        return 0.0
+    return max(0.0, math.exp(a) * -math.expm1(b - a) * (1 - 1e-9) - 1e-300)
+
+
+def composed_delta(noise: str | N.Noise, n: int, eps, compositions: int, scale: float | None = None,
+                   points: int = PROFILE_POINTS) -> list[Bracket]:
+    """Certified brackets on delta(eps) of ``compositions`` shuffled rounds (module docstring)."""
+    nz = N.noise_law(noise, scale)
+    n = v.integer("n", n, lo=1, hi=N.MAX_N)
+    K = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    eps = v.reals("eps", eps, lo=0.0)
+    pq, qp = profile_plds(nz, n, points=points)
+    up = fourier.delta_bracket([(pq, K)], [(qp, K)], eps)
+    va, vb, err = view_plds(nz, n)
+    low = fourier.delta_bracket([(va, K)], [(vb, K)], eps)
+    out = []
+    for e, u, w in zip(eps, up, low):
+        lo = w.lower - K * err * (1.0 + math.exp(e))
+        if nz.name == "gaussian":
+            lo = max(lo, _gauss_sum_delta(math.sqrt(K / n) / float(nz.dist.std()), float(e)))
+        out.append(Bracket(min(max(lo, 0.0), u.upper), u.upper))
+    return out
+
+
+def composed_epsilon(noise: str | N.Noise, n: int, delta, compositions: int, scale: float | None = None,
+                     points: int = PROFILE_POINTS) -> list[Bracket]:
+    """Certified brackets on eps(delta) of ``compositions`` shuffled rounds (module docstring):
+    the lower end reads the view's bracket at delta + K e (1 + e^{eps_up}), which only lowers it."""
+    nz = N.noise_law(noise, scale)
+    n = v.integer("n", n, lo=1, hi=N.MAX_N)
+    K = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    pq, qp = profile_plds(nz, n, points=points)
+    up = fourier.epsilon_bracket([(pq, K)], [(qp, K)], delta)
+    va, vb, err = view_plds(nz, n)
+    out = []
+    for d, u in zip(delta, up):
+        slack = K * err * (1.0 + math.exp(min(u.upper, 700.0)))
+        lo = 0.0
+        if d + slack < 1.0:
+            lo = fourier.epsilon_bracket([(va, K)], [(vb, K)], [d + slack])[0].lower
+        if nz.name == "gaussian":
+            mu = math.sqrt(K / n) / float(nz.dist.std())
+            if _gauss_sum_delta(mu, 0.0) > d:
+                lo = max(lo, _bisect_gauss(mu, d, u.upper))
+        out.append(Bracket(min(lo, u.upper), u.upper))
+    return out
+
+
+def _bisect_gauss(mu: float, delta: float, hi: float) -> float:
+    """The largest eps found with the Gaussian sum's delta > delta (a certified lower end)."""
+    lo = 0.0
+    hi = hi if math.isfinite(hi) else 700.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if _gauss_sum_delta(mu, mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
