@@ -62,25 +62,59 @@ EPS_PROBE = 1.0 / 64   # the first doubling probe
 
 
 def envelope_pld(eps: np.ndarray, u: np.ndarray) -> tuple[PLD, PLD]:
-    """The dominating pair (P w.r.t. Q, Q w.r.t. P) whose hockey stick is the lower convex
-    envelope G of the points of the module docstring, from certified upper values ``u`` >= delta
-    at the losses ``eps`` >= 0 (both directions).
+    """The dominating pair (P w.r.t. Q, Q w.r.t. P) whose hockey stick is the envelope G of the
+    module docstring, from certified upper values ``u`` >= delta (both directions) at the losses
+    ``eps`` >= 0, 0 among them.
 
-    Raises: ValueError if eps, u are not equal-length with eps >= 0 and u in [0, 1].
+    Built on alpha >= 1 only (no cancellation): g is the lower convex hull of (e^{eps_i}, u_i)
+    (running minimum first), and G(alpha) = g(alpha) for alpha >= 1, 1 - alpha + alpha g(1/alpha)
+    below (the perspective of a convex function is convex, and this is the envelope of the points
+    of the docstring: the map (x, y) -> (1/x, y/x) carries the left points onto the right ones).
+    G is convex at 1 iff q_0 = 2 g'(1+) + 1 - g(1) >= 0; otherwise the points are first raised to
+    the line through (1, g(1)) of slope (g(1) - 1)/2 (raising is safe).  The pair is symmetric:
+    P-mass q_k at loss -eps_k, q_0 at 0, q_k e^{eps_k} at eps_k (q_k the slope's increase of g at
+    its vertex e^{eps_k}) and g(last) at +inf.  P is then mixed with ``MIX`` of a +inf atom (the
+    reverse PLD's losses rise by -log(1 - MIX)), which covers the round-off.
+
+    Raises: ValueError if eps, u differ in length, eps has no 0 or a negative entry, u is not in [0, 1].
     """
     eps = v.reals("eps", eps, lo=0.0)
     u = v.reals("u", u, lo=0.0, hi=1.0)
     if eps.size != u.size:
         raise ValueError(f"eps and u must have equal length, got {eps.size} and {u.size}.")
-    e = eps[eps > 0]
-    x = np.concatenate(([0.0], np.exp(-e), np.exp(eps)))
-    y = np.concatenate(([1.0], np.minimum(1.0, -np.expm1(-e) + np.exp(-e) * u[eps > 0]), u))
-    order = np.lexsort((y, x))
-    x, y = x[order], np.minimum.accumulate(y[order])
-    hull = [0]                                   # lower convex hull, monotone chain
+    if not np.any(eps == 0.0):
+        raise ValueError("eps must contain 0 (the envelope starts at alpha = 1).")
+    order = np.lexsort((u, eps))
+    e, y = eps[order], np.minimum.accumulate(u[order])
+    first = np.concatenate(([True], np.diff(e) > 0))
+    e, y = e[first], y[first]
+    x = np.exp(e)
+    hx, hy, he = _hull(x, y, e)
+    s1 = (hy[1] - hy[0]) / (hx[1] - hx[0]) if hx.size > 1 else 0.0
+    if 2 * s1 + 1 - hy[0] < 0:                                  # raise onto the junction's line
+        y = np.maximum(y, hy[0] + 0.5 * (hy[0] - 1) * (x - 1))
+        hx, hy, he = _hull(x, y, e)
+    slopes = np.append(np.diff(hy) / np.diff(hx), 0.0)
+    q = np.maximum(np.diff(slopes), 0.0)                        # at vertices 1..
+    q0 = max(0.0, 2 * slopes[0] + 1 - hy[0])
+    ek = he[1:]
+    losses = np.concatenate((-ek[::-1], [0.0], ek))
+    probs = np.concatenate((q[::-1], [q0], q * np.exp(ek)))
+    keep = probs > 0
+    losses, probs = losses[keep], probs[keep]
+    inf = float(hy[-1])
+    scale = (1.0 - MIX) / max(1.0, math.fsum(probs) + inf)
+    inf_pq = max(inf * scale + MIX, 1.0 - math.fsum(probs * scale))    # a deficit goes to +inf too
+    pq = pld_from_losses(losses, probs * scale, min(1.0, inf_pq))
+    tot = max(1.0, math.fsum(probs) + inf)   # symmetric: Q's PLD lists P's atoms (Q is not mixed)
+    qp = pld_from_losses(losses - math.log(scale), probs / tot, min(1.0, inf / tot))
+    return pq, qp
+
+
+def _hull(x: np.ndarray, y: np.ndarray, e: np.ndarray):
+    """The lower convex hull of points sorted by x (monotone chain): its x, y and eps."""
+    hull = [0]
     for j in range(1, x.size):
-        if x[j] == x[hull[-1]]:
-            continue
         while len(hull) >= 2:
             a, b = hull[-2], hull[-1]
             if (y[b] - y[a]) * (x[j] - x[a]) >= (y[j] - y[a]) * (x[b] - x[a]):
@@ -88,21 +122,7 @@ def envelope_pld(eps: np.ndarray, u: np.ndarray) -> tuple[PLD, PLD]:
             else:
                 break
         hull.append(j)
-    hx, hy = x[hull], y[hull]
-    slopes = np.append(np.diff(hy) / np.diff(hx), 0.0)          # right slope at each vertex >= 1
-    q = np.diff(slopes)                                          # the increase at vertices 1..
-    q = np.maximum(q, 0.0)
-    alpha = hx[1:]
-    keep = q > 0
-    q, alpha = q[keep], alpha[keep]
-    p = q * alpha
-    inf_p = float(hy[-1])
-    scale = (1.0 - MIX) / max(1.0, math.fsum(p) + inf_p)
-    inf_pq = max(inf_p * scale + MIX, 1.0 - math.fsum(p * scale))   # a deficit goes to +inf too
-    pq = pld_from_losses(np.log(alpha), p * scale, min(1.0, inf_pq))
-    q_inf = max(0.0, 1.0 - math.fsum(q))
-    qp = pld_from_losses(-np.log(alpha) - math.log(scale), q, min(1.0, q_inf))
-    return pq, qp
+    return x[hull], y[hull], e[hull]
 
 
 @functools.lru_cache(maxsize=16)
