@@ -287,3 +287,21 @@ def test_validation_names_the_argument():
         N.upper_delta("cauchy", 10, 0.1, scale=1.0)
     with pytest.raises(ValueError, match="n"):
         N.upper_delta("gaussian", 0, 0.1, scale=1.0)
+
+
+def test_accountant_composes_the_noise_event_with_a_gaussian_event():
+    """ShuffledEvent('randomizer', noise='gaussian') composed with dp_accounting's GaussianDpEvent:
+    the K rounds' sums and the Gaussian event together are the Gaussian mechanism with
+    mu^2 = K / (sigma^2 n) + (2 / s)^2 (closed form; the Gaussian event's sensitivity is 2 under
+    dp_accounting's REPLACE_ONE, the shuffle rounds' relation): the bracket's upper end is >= it (the
+    sum is a post-processing), its lower end (built from the sums) is <= it."""
+    from dp_accounting import dp_event
+
+    from shuffle_lib.accountant import ShuffleAccountant, ShuffledEvent
+    n, sigma, K, s, eps = 4, 2.0, 2, 3.0, 0.5
+    acc = ShuffleAccountant().compose(ShuffledEvent("randomizer", noise="gaussian", scale=sigma, n=n), K)
+    acc.compose(dp_event.GaussianDpEvent(noise_multiplier=s))
+    br = acc.get_delta_bracket(eps)
+    exact = _gauss_hockey(math.sqrt(K / (sigma ** 2 * n) + (2 / s) ** 2), eps)
+    assert 0 < br.lower <= exact <= br.upper
+    assert acc.get_delta(eps) == br.upper

@@ -26,7 +26,7 @@ pair of neighbours for every alpha > 0, so the K-fold product of (P, Q) dominate
 rounds (Zhu, Dong & Wang, Thm 10), and the Fourier accountant composes it with its certified
 error budget.  The reverse direction's PLD is (Q w.r.t. P): loss -log alpha_k with Q-mass q_k, and
 Q-mass 1 - sum q_k at +inf.  Round-off of the envelope (a few ulps of values <= 1) is covered by
-mixing ``MIX`` of a +inf atom into P: the hockey stick rises by MIX (1 - G) everywhere.
+mixing ``MIX`` of an atom of its own into each of P and Q: the hockey stick rises by MIX (1 - G).
 
 **The lower end: the exact view, composed.**  The view T = sum_i phi(y_i) of the datasets
 (0, ..., 0) and (1, 0, ..., 0) (:func:`~shuffle_lib.mechanisms.randomizer.noise.view_delta`)
@@ -73,8 +73,9 @@ def envelope_pld(eps: np.ndarray, u: np.ndarray) -> tuple[PLD, PLD]:
     G is convex at 1 iff q_0 = 2 g'(1+) + 1 - g(1) >= 0; otherwise the points are first raised to
     the line through (1, g(1)) of slope (g(1) - 1)/2 (raising is safe).  The pair is symmetric:
     P-mass q_k at loss -eps_k, q_0 at 0, q_k e^{eps_k} at eps_k (q_k the slope's increase of g at
-    its vertex e^{eps_k}) and g(last) at +inf.  P is then mixed with ``MIX`` of a +inf atom (the
-    reverse PLD's losses rise by -log(1 - MIX)), which covers the round-off.
+    its vertex e^{eps_k}) and g(last) at +inf.  P and Q are then mixed with ``MIX`` of atoms of their
+    own (P's at +inf, Q's at -inf): the pair stays symmetric (one PLD serves both directions) and
+    its hockey stick rises by MIX (1 - G), which covers the round-off.
 
     Raises: ValueError if eps, u differ in length, eps has no 0 or a negative entry, u is not in [0, 1].
     """
@@ -106,9 +107,7 @@ def envelope_pld(eps: np.ndarray, u: np.ndarray) -> tuple[PLD, PLD]:
     scale = (1.0 - MIX) / max(1.0, math.fsum(probs) + inf)
     inf_pq = max(inf * scale + MIX, 1.0 - math.fsum(probs * scale))    # a deficit goes to +inf too
     pq = pld_from_losses(losses, probs * scale, min(1.0, inf_pq))
-    tot = max(1.0, math.fsum(probs) + inf)   # symmetric: Q's PLD lists P's atoms (Q is not mixed)
-    qp = pld_from_losses(losses - math.log(scale), probs / tot, min(1.0, inf / tot))
-    return pq, qp
+    return pq, pq
 
 
 def _hull(x: np.ndarray, y: np.ndarray, e: np.ndarray):
@@ -175,6 +174,27 @@ def view_plds(nz: N.Noise, n: int) -> tuple[PLD, PLD, float]:
     err = 4.0 * max(l1a + out_a, l1b + out_b) + 1e-15
     A, B = A / A.sum(), B / B.sum()
     return pld_from_pmfs_lower(A, B), pld_from_pmfs_lower(B, A), err
+
+
+def accounting_plds(n: int, noise: str | N.Noise, scale: float | None = None) -> tuple[PLD, PLD]:
+    """(dominating, dominated) PLDs of one round, one PLD per end serving both directions, for
+    :class:`~shuffle_lib.accountant.ShuffleAccountant`.  The dominated one: for Gaussian noise the
+    sum of the reports (a post-processing: N(mu, 1) against N(0, 1), mu = 1/(sigma sqrt n), whose
+    loss is N(mu^2/2, mu^2) under P) with losses rounded down onto a grid of mu/200 on
+    mean -+ 12 sd (mass above at the top, below dropped) and masses lowered by 1e-12 (their cdf
+    round-off); for other noises the trivial PLD (loss 0): the lattice view's computed PLD carries
+    an error that grows with e^eps, which the accountant's per-round cut cannot express."""
+    nz = N.noise_law(noise, scale)
+    n = v.integer("n", n, lo=1, hi=N.MAX_N)
+    up, _ = profile_plds(nz, n)
+    if nz.name != "gaussian":
+        return up, pld_from_losses([0.0], [1.0])
+    mu = 1.0 / (float(nz.dist.std()) * math.sqrt(n))
+    edges = mu * mu / 2 + mu * np.linspace(-12.0, 12.0, 4801)
+    cdf = stats.norm.cdf((edges - mu * mu / 2) / mu)
+    probs = np.diff(cdf)
+    probs[-1] += float(stats.norm.sf(12.0))
+    return up, pld_from_losses(edges[:-1], np.maximum(probs, 0.0) * (1 - 1e-12))
 
 
 def _gauss_sum_delta(mu: float, eps: float) -> float:
