@@ -207,7 +207,7 @@ def _sum_on_window(p: np.ndarray, k0: int, n: int, q: np.ndarray | None = None):
     N = _fft.next_fast_len(max(N, p.size), real=True)
     if N > MAX_POINTS:
         raise ValueError(f"n={n} needs an FFT of {N} points (over {MAX_POINTS}); take a coarser accuracy.")
-    start = 0 if N >= full else int(math.floor(n * mean - N / 2))      # in units of the sum of indices
+    start = 0 if N >= full else math.floor(n * mean - N / 2)      # in units of the sum of indices
     fold = np.bincount(idx % N, weights=p, minlength=N)
     P = _fft.rfft(fold)
     d = FFT_C * _U * math.log2(N) * math.sqrt(N) * float(np.linalg.norm(fold))
@@ -253,15 +253,14 @@ def _w_law(nz: Noise, eps: float, h: float, top_charge: float):
             ell = np.where(s >= base, np.log(s / g + e), eps - np.log1p(-s / g))
         return nz.y_of_loss(ell)
     # the cap T: P_1(V > T) <= top_charge, and the grid budget
-    sd = float(nz.dist.std())
     y_top = 1.0 + float(nz.dist.isf(top_charge))
     ell_top = float(nz.loss(np.array([y_top]))[0])
     T = g * (math.exp(min(ell_top, 700.0)) - e)
     y_bot = float(nz.dist.ppf(top_charge * 1e-3))            # clip below where P_1(y <= y_bot) is tiny
     ell_bot = float(nz.loss(np.array([y_bot]))[0])
     Tp = g * (math.exp(min(eps - ell_bot, 700.0)) - 1.0)
-    kmax = int(math.ceil(T / h)) if T > 0 else 0
-    kmin = -int(math.ceil(Tp / h))
+    kmax = math.ceil(T / h) if T > 0 else 0
+    kmin = -math.ceil(Tp / h)
     if kmax - kmin + 1 > MAX_POINTS:
         kmax = min(kmax, kmin + MAX_POINTS - 1) if kmax > 0 else kmax
         if kmax - kmin + 1 > MAX_POINTS:
@@ -385,7 +384,7 @@ def _view_laws(nz: Noise, levels: int) -> tuple[np.ndarray, np.ndarray]:
     top = math.exp(min(float(nz.loss(np.array([y_hi]))[0]), 600.0))
     chi2 = math.expm1(min(float(_chi2_log(nz)), 600.0))
     hp = max(VIEW_STEP * math.sqrt(chi2), top / levels)
-    levels = max(2, min(levels, int(math.ceil(top / hp))))
+    levels = max(2, min(levels, math.ceil(top / hp)))
     edges = np.log(np.arange(1, levels + 1) * hp)            # phi >= k  <=>  L >= log(k h')
     ys = nz.y_of_loss(edges)                                  # sup{L <= edge}: phi >= k iff y > ys (ties: measure 0)
     out = []
@@ -467,7 +466,8 @@ def _search(f, delta: float, want_above: bool) -> float:
         if hi > 700:
             return math.inf if not want_above else lo
         fhi = f(hi)
-    g = lambda x: math.log(max(x, 1e-300)) - math.log(delta)      # noqa: E731
+    def g(x):
+        return math.log(max(x, 1e-300)) - math.log(delta)
     glo, ghi, side = g(flo), g(fhi), 0
     for i in range(40):
         if hi - lo <= EPS_RTOL * hi:
