@@ -305,3 +305,21 @@ def test_accountant_composes_the_noise_event_with_a_gaussian_event():
     exact = _gauss_hockey(math.sqrt(K / (sigma ** 2 * n) + (2 / s) ** 2), eps)
     assert 0 < br.lower <= exact <= br.upper
     assert acc.get_delta(eps) == br.upper
+
+
+def test_worst_pair_on_a_grid_is_zero_one():
+    """Evidence, not proof: over the ordered pairs of {0, 1/2, 1} the blanket estimate is largest at
+    (0, 1) / (1, 0), and at (0, 1) it agrees with the certified upper end to 0.2 % (two methods)."""
+    from shuffle_lib.mechanisms.randomizer import noise_pairs as P
+    n, eps = 20, 0.4
+    xs = (0.0, 0.5, 1.0)
+    vals = {(a, b): P.blanket_pair_delta("laplace", n, eps, a, b, scale=1.0) for a in xs for b in xs if a != b}
+    assert max(vals, key=vals.get) in ((0.0, 1.0), (1.0, 0.0))
+    assert vals[0.0, 1.0] == pytest.approx(N.upper_delta("laplace", n, eps, scale=1.0), rel=2e-3)
+
+
+def test_others_at_zero_is_the_least_private_crowd():
+    """The lower end's dataset (x, 0, ..., 0) against others at 1/4 and 1/2 (estimates)."""
+    from shuffle_lib.mechanisms.randomizer import noise_pairs as P
+    d = [P.others_at_delta("laplace", 50, 0.3, c, scale=1.0, step=0.1) for c in (0.0, 0.25, 0.5)]
+    assert d[0] > d[1] > d[2] > 0
