@@ -55,7 +55,8 @@ from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs_lower
 from shuffle_lib.core.types import Bracket
 from shuffle_lib.mechanisms.randomizer import noise as N
 
-PROFILE_POINTS = 32    # eps grid points of the profile on [0, eps_hi] (besides the doubling probes)
+PROFILE_POINTS = 24    # eps grid points of the profile on [0, eps_hi] (besides the doubling probes)
+PROFILE_STEP = 0.1     # the profile's W lattice step (noise.STEP's unit): 3x faster, values ~0.4 % higher
 PROFILE_FLOOR = 1e-13  # eps_hi: the first doubling probe whose upper delta is below this
 MIX = 1e-14            # +inf mass mixed into P to cover the envelope's round-off
 EPS_PROBE = 1.0 / 64   # the first doubling probe
@@ -125,16 +126,16 @@ def _hull(x: np.ndarray, y: np.ndarray, e: np.ndarray):
 
 
 @functools.lru_cache(maxsize=16)
-def _profile(nz: N.Noise, n: int, points: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+def _profile(nz: N.Noise, n: int, points: int, step: float = PROFILE_STEP) -> tuple[tuple[float, ...], tuple[float, ...]]:
     probe, e = {}, EPS_PROBE
     while True:       # doubling probes up to eps_hi: the floor reached, or a plateau (round-off)
-        probe[e] = N.upper_delta(nz, n, e)
+        probe[e] = N.upper_delta(nz, n, e, step=step)
         if probe[e] <= PROFILE_FLOOR or e >= 64.0 or (e > EPS_PROBE and probe[e] > 0.5 * probe[e / 2]
                                                         and probe[e] < 1e-6):
             break
         e *= 2.0
-    grid = np.linspace(0.0, e, points + 1)
-    vals = {float(t): N.upper_delta(nz, n, float(t)) for t in grid}
+    grid = e * (np.arange(points + 1) / points) ** 2   # dense near 0, where K rounds' losses live
+    vals = {float(t): N.upper_delta(nz, n, float(t), step=step) for t in grid}
     vals.update(probe)
     ks = sorted(vals)
     return tuple(ks), tuple(vals[k] for k in ks)
