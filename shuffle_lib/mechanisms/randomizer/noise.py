@@ -448,7 +448,8 @@ def view_delta(noise: str | Noise, n: int, eps: float, scale: float | None = Non
 
 # ---- epsilon(delta), the bracket, the model ----
 
-EPS_RTOL = 2e-4        # an eps search stops when its ends are this close (relative)
+EPS_RTOL = 1e-3        # an eps search stops when its ends are this close (relative)
+SEARCH_STEP = 0.1      # the upper eps search's W lattice step (3x faster than STEP; delta ~0.4 % higher)
 
 
 def _search(f, delta: float, want_above: bool) -> float:
@@ -493,7 +494,7 @@ def upper_epsilon(noise: str | Noise, n: int, delta: float, scale: float | None 
     nz = noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=MAX_N)
     delta = v.real("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
-    return _search(lambda e: upper_delta(nz, n, e), delta, want_above=False)
+    return _search(lambda e: upper_delta(nz, n, e, step=SEARCH_STEP), delta, want_above=False)
 
 
 def view_epsilon(noise: str | Noise, n: int, delta: float, scale: float | None = None) -> float:
