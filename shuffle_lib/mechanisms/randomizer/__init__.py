@@ -28,10 +28,10 @@ from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, PairModel, W
 from shuffle_lib.mechanisms.clones.compose import clone_plds
 from shuffle_lib.mechanisms.clones.pairs import (MAX_N, Pair, conditional_tails, delta_bracket_single,
                                                  epsilon_bracket_single, general_pair, loss_threshold, prepare)
-from shuffle_lib.mechanisms.randomizer.noise import NOISES, noise_model
 from shuffle_lib.mechanisms.randomizer.decompose import (FAMILIES, MAX_ENTRIES, MAX_INPUTS, Decomposition, View,
                                                        check_matrix, family_decomposition, load_matrix, matrix_decompositions,
                                                        matrix_eps0, olh_g)
+from shuffle_lib.mechanisms.randomizer.noise import NOISES, noise_model
 
 EXACT_2D_MAX = 1_000_000   # an asymmetric view is enumerated on (#T0, #T1) up to this many atoms
 VIEW_TAIL = 1e-30          # binomial tails a 1-d view leaves out (only lowers the lower end)

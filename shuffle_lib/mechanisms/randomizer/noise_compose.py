@@ -159,15 +159,7 @@ def profile_plds(noise: str | N.Noise, n: int, scale: float | None = None,
 def view_plds(nz: N.Noise, n: int) -> tuple[PLD, PLD, float]:
     """The view's pair (A w.r.t. B, B w.r.t. A) as computed, and e = max(e_a, e_b), the l1 bound
     of the module docstring (round-off, aliased mass, clipping, the outside lumped)."""
-    p0, p1 = N._view_laws(nz, N.VIEW_LEVELS)
-    a, first, l1a, top, exact = N._sum_on_window(p0, 0, n)
-    b, _, l1b, _, _ = N._sum_on_window(p0, 0, n, q=p1)
-    out_a = out_b = 0.0
-    if not exact:
-        out_a = math.exp(N._log_chernoff_tail(p0, n, None, top, True)) + \
-            math.exp(N._log_chernoff_tail(p0, n, None, first, False))
-        out_b = math.exp(N._log_chernoff_tail(p0, n - 1, p1, top, True)) + \
-            math.exp(N._log_chernoff_tail(p0, n - 1, p1, first, False))
+    a, b, l1a, l1b, out_a, out_b = N.view_sums(nz, n)
     A, B = np.maximum(a, 0.0), np.maximum(b, 0.0)
     A, B = A / max(1.0, A.sum()), B / max(1.0, B.sum())
     A = np.append(A, max(0.0, 1.0 - A.sum()))
