@@ -1,6 +1,7 @@
 # Two commands, each doing its own set-up on a fresh machine with Python 3.11:
 #   make book   build the whole book (executing every chapter) into _build/html
-#   make test   every test: unit, property, the chapters' outputs, book build with -W, browser check
+#   make test   ruff and mypy on shuffle_lib, then every test: unit, property, the chapters' outputs,
+#               book build with -W, browser check
 # Each chapter is executed once per command (issue 14 item 5): tests/execute_chapters.py runs them
 # on two processes into the book's jupyter-cache; the build renders that cache, and the tests
 # compare the same outputs with tests/notebooks/ (nbval's rules).
@@ -19,7 +20,7 @@ EXECUTE := rm -rf _build/.jupyter_cache && $(PY) tests/execute_chapters.py --job
 # --all: Sphinx does not see that the cache under a page changed, and would keep the old page
 BUILD := $(VENV)/bin/jupyter-book build . --all --config $(BOOK_CONFIG) --keep-going
 
-.PHONY: book test setup clean chromium
+.PHONY: book test setup clean chromium lab verify audit
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -55,6 +56,8 @@ book: setup
 #    a build that executes anything (a cache miss) fails.  The build's log is printed when it fails,
 #    and the executor's at the end when a chapter failed (CI shows the end of the output).
 test: setup chromium
+	$(VENV)/bin/ruff check shuffle_lib
+	$(VENV)/bin/mypy shuffle_lib
 	mkdir -p _build
 	$(EXECUTE) 2>&1 | tee _build/execute.log && executed=0 || executed=$$?; \
 	{ if test $$executed -ne 0; then echo "book build: skipped (a chapter failed to execute)"; false; \
@@ -70,6 +73,26 @@ test: setup chromium
 	  tail -n 60 _build/execute.log; fi; \
 	test $$executed -eq 0 -a $$book -eq 0 -a $$tests -eq 0
 	@echo "All tests passed; the book is at $(CURDIR)/_build/html/index.html"
+
+# JupyterLab on the project: a chapter (chapters/NN_slug.md) opens as a notebook on a double-click
+# (.jupyter/lab/settings/overrides.json, the project's defaults: a user's own settings still win),
+# jupyterlab-myst renders its tables, equations, cross-references and theorem boxes, and saving it
+# keeps its header (jupytext.toml).  LAB_ARGS=... passes options, e.g. LAB_ARGS="--port 8899".
+LAB_ARGS ?=
+lab: setup
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) \
+	  --LabApp.app_settings_dir=$(CURDIR)/.jupyter/lab/settings \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+
+# One claim of the ledger, all its checks in one pytest process: make verify CLAIM="Proposition 4.1"
+# (CHAPTERS=1 also executes and compares the chapters its entries cite).
+verify: $(STAMP)
+	@test -n "$(CLAIM)" || { echo 'make verify: CLAIM is required, e.g. make verify CLAIM="Proposition 4.1"'; exit 2; }
+	$(PY) -m tests.verify "$(CLAIM)" $(if $(CHAPTERS),--chapters)
+
+# The mutation audit of the ledger (tests/mutations.csv): minutes, not part of make test.
+audit: $(STAMP)
+	$(PY) -m tests.mutation_audit $(if $(CLAIM),"$(CLAIM)")
 
 clean:
 	rm -rf _build $(VENV) _vendor/mathjax

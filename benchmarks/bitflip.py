@@ -11,7 +11,7 @@ Prints the tight q for m = 0, over m_grid(n), over all m, and the seed's Lemma 4
 import sys
 import time
 
-from shuffle_lib import bitflip as bf
+from shuffle_lib.mechanisms.mixnet import bitflip as bf
 
 if len(sys.argv) > 1 and sys.argv[1] == "worst":
     from shuffle_lib.mechanisms.mixnet.bitflip_worst import worst_brackets

@@ -15,7 +15,10 @@ import time
 
 import numpy as np
 
-from shuffle_lib import clone_pld, clones, fmt21, pld
+from shuffle_lib.core import pld
+from shuffle_lib.mechanisms import clones
+from shuffle_lib.mechanisms.clones import fmt21
+from shuffle_lib.mechanisms.clones import pld as clone_pld
 
 
 def timed(f, *a, **k):

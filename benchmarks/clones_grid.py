@@ -11,7 +11,8 @@ what the binned builder makes possible: eps(1e-10) of 100 rounds at n = 1e6.
 import argparse
 import time
 
-from shuffle_lib import clone_pld, clones
+from shuffle_lib.mechanisms import clones
+from shuffle_lib.mechanisms.clones import pld as clone_pld
 
 
 def timed(f, *a, **k):
@@ -32,7 +33,7 @@ def main():
         try:
             (gu, _), tg = timed(clone_pld.clone_pld_grid, n, e0, h, "upper")
             (gl, _), tl = timed(clone_pld.clone_pld_grid, n, e0, h, "lower")
-            from shuffle_lib.pld import hockey_stick
+            from shuffle_lib.core.pld import hockey_stick
             diff = max(abs(hockey_stick(bu, e) - hockey_stick(gu, e)) + abs(hockey_stick(bl, e) - hockey_stick(gl, e))
                        for e in (0.0, 0.01, 0.05))
             tails = f"{tg + tl:>9.2f} {(tg + tl) / tb:>13.1f} {diff:>17.1e}"

@@ -25,7 +25,9 @@ import time
 
 import numpy as np
 
-from shuffle_lib import clones, fourier, pld_from_pmfs
+from shuffle_lib.core import fourier
+from shuffle_lib.core.pld import pld_from_pmfs
+from shuffle_lib.mechanisms import clones
 from shuffle_lib.mechanisms.clones.pld import clone_pld
 
 try:

@@ -21,7 +21,7 @@ from scipy.stats import binom
 from tqdm import tqdm
 
 import shuffle_lib as sl
-from shuffle_lib import fourier
+from shuffle_lib.core import fourier
 
 
 def pair(n=1000, pr=0.25 / 4):

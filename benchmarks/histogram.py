@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from shuffle_lib import histogram as hist
+from shuffle_lib.mechanisms import histogram as hist
 
 T2_EPS = [0.01, 0.1, 0.2, 0.3, 0.4]
 PAPER_1000 = [6.66e-58, 3.82e-93, 6.02e-143, 4.46e-207, 3.61e-292]   # seed 002 Table II, "Our delta", n=1000

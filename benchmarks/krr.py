@@ -15,7 +15,7 @@ import time
 import numpy as np
 from scipy.stats import binom
 
-from shuffle_lib import krr
+from shuffle_lib.mechanisms import krr
 
 
 def _baseline(n, gamma, k):
@@ -50,7 +50,7 @@ def big():
     for adv in ("strong", "weak"):
         for nc in (1, 10, 100):
             t0 = time.perf_counter()
-            br = krr.epsilon_bracket(adv, delta=deltas, n_c=nc, accuracy=2e-3, **params)
+            br = krr.epsilon_bracket(adv, delta=deltas, compositions=nc, accuracy=2e-3, **params)
             ana = [krr.balle_epsilon_composed(delta=d, n_c=nc, **params) for d in deltas]
             print(f"{adv:6s} n_c={nc:>3}  " + "  ".join(
                 f"delta={d:g}: [{b.lower:.4f}, {b.upper:.4f}], Balle {a if math.isfinite(a) else 'inf':.4}"

@@ -2,10 +2,11 @@
 
 Layers (imports go downward only; ``tests/test_layers.py`` checks it):
 
-* :mod:`shuffle_lib.core` -- knows no mechanism: value types (:class:`~shuffle_lib.core.types.Bracket`, the models a build
-  returns), validation, binomial helpers, PLDs and the exact hockey-stick divergence, the
-  grid/Fourier accountant, extreme-target bounds, Renyi and trade-off tools, a generic calibration
-  search, the mechanism registry and the one evaluation path from a model to brackets.
+* :mod:`shuffle_lib.core` -- knows no mechanism: value types
+  (:class:`~shuffle_lib.core.types.Bracket`, the models a build returns), validation, binomial
+  helpers, PLDs and the exact hockey-stick divergence, the grid/Fourier accountant, extreme-target
+  bounds, Renyi and trade-off tools, a generic calibration search, the mechanism registry and the
+  one evaluation path from a model to brackets.
 * :mod:`shuffle_lib.bounds` -- closed-form bounds from the literature, each once.
 * :mod:`shuffle_lib.mechanisms` -- each family declared once in the registry: ``rr``, ``custom``,
   k-RR (``krr-strong``, ``krr-weak``), the clones pairs (``ldp-shuffle``,
@@ -15,46 +16,62 @@ Layers (imports go downward only; ``tests/test_layers.py`` checks it):
 * :mod:`shuffle_lib.cli` and :mod:`shuffle_lib.interop` -- the command line, generated from the
   registry, and the export to Google's dp_accounting.
 
-The flat API below and the module names of earlier versions (``shuffle_lib.krr``,
-``shuffle_lib.clone_pld``, ``shuffle_lib.renyi``, ...) stay importable: each old name is the module
-that now holds it (``renyi`` gathers the generic tools, the clones pairs' divergence and the closed
-forms of seed 003).
+The flat API below is imported on first use: ``import shuffle_lib`` loads neither numpy nor
+scipy, and a name such as ``shuffle_lib.delta_bracket`` or ``shuffle_lib.core`` imports its module
+when it is first asked for.  Every other name lives at its module's path
+(``from shuffle_lib.mechanisms import krr``, ``from shuffle_lib.core import renyi``).  The
+mechanisms register when :mod:`shuffle_lib.mechanisms` is imported, whose
+:func:`~shuffle_lib.mechanisms.names` and :func:`~shuffle_lib.mechanisms.get` see every one.
 
-Everything is imported on first use: ``import shuffle_lib`` loads neither numpy nor
-scipy, and a name such as ``shuffle_lib.krr`` or ``shuffle_lib.delta_bracket`` imports its module when
-it is first asked for.  The mechanisms register when :mod:`shuffle_lib.mechanisms` is imported, which
-:func:`shuffle_lib.core.registry.names` and :func:`~shuffle_lib.core.registry.get` do first.
+The docstrings cite papers by author, year and equation (full entries in ``references.bib``):
+Koskela, Heikkilä & Honkela 2021 and 2022 (two versions of "Tight accounting in the shuffle model
+of differential privacy"), Biswas, Jung & Palamidessi 2023 (shuffled k-RR histograms), Chen, Cao
+& Ge 2024 (Rényi DP in the shuffle model), Zhilyaev 2020 (notes on mix-net protocols), Feldman,
+McMillan & Talwar 2021/2023 (the clones pairs).
 """
 
 import importlib as _importlib
 
-from shuffle_lib._aliases import ALIASES as _ALIASES
-from shuffle_lib._aliases import GATHERED as _GATHERED
-from shuffle_lib._aliases import install as _install
-
-_install()      # ``import shuffle_lib.krr`` etc.: the old module names, see shuffle_lib/_aliases.py
-
-_SUBMODULES = ("core", "bounds", "mechanisms", "analyses", "cli", "interop", "declared")
+_SUBMODULES = ("core", "bounds", "mechanisms", "analyses", "cli", "interop")
 """The package's own modules that ``shuffle_lib.<name>`` imports on first use."""
 
 _FLAT = {
     **dict.fromkeys(("compose", "delta_bracket", "epsilon_bracket"), "shuffle_lib.core.fourier"),
-    **dict.fromkeys(("PLD", "delta_exact", "epsilon_exact", "epsilon_for_delta", "hockey_stick", "pld_from_losses",
-                     "pld_from_pmfs", "product_pmfs", "tail_probability"), "shuffle_lib.core.pld"),
-    **dict.fromkeys(("ArrayLike", "Bracket", "DirectModel", "PairModel", "WorstCase"), "shuffle_lib.core.types"),
+    **dict.fromkeys(
+        (
+            "PLD",
+            "delta_exact",
+            "epsilon_exact",
+            "epsilon_for_delta",
+            "hockey_stick",
+            "pld_from_losses",
+            "pld_from_pmfs",
+            "product_pmfs",
+            "tail_probability",
+        ),
+        "shuffle_lib.core.pld",
+    ),
+    **dict.fromkeys(
+        ("ArrayLike", "Bracket", "DirectModel", "PairModel", "WorstCase"), "shuffle_lib.core.types"
+    ),
     **dict.fromkeys(("rr_composed_pld", "rr_delta_exact", "rr_pmfs"), "shuffle_lib.mechanisms.rr"),
-    **dict.fromkeys(("mechanism", "mechanism_names", "mechanism_brackets"), "shuffle_lib.declared"),
+    **dict.fromkeys(("mechanism", "mechanism_names", "mechanism_brackets"),
+                    "shuffle_lib.mechanisms"),
 }
 """The flat API: name -> the module defining it (imported when the name is first asked for)."""
 
-_OPTIONAL = {"ShuffleAccountant": "shuffle_lib.accountant", "ShuffledEvent": "shuffle_lib.accountant"}
+_OPTIONAL = {
+    "ShuffleAccountant": "shuffle_lib.accountant",
+    "ShuffledEvent": "shuffle_lib.accountant",
+}
 """Names that need the optional package dp-accounting."""
 
 
 def __getattr__(name: str) -> object:
-    """A submodule, an old module name or a name of the flat API, imported on first use."""
-    if name in _SUBMODULES or name in _ALIASES or name in _GATHERED:
-        return _importlib.import_module(f"{__name__}.{name}")      # sets the attribute: no second call
+    """A submodule or a name of the flat API, imported on first use."""
+    if name in _SUBMODULES:
+        # sets the attribute: no second call
+        return _importlib.import_module(f"{__name__}.{name}")
     if name in _FLAT:
         value = globals()[name] = getattr(_importlib.import_module(_FLAT[name]), name)
         return value
@@ -73,14 +90,7 @@ def __getattr__(name: str) -> object:
 def __dir__() -> list[str]:
     """The names imported so far and every name imported on first use (the optional ones aside)."""
     public = {k for k in globals() if not k.startswith("_")}
-    return sorted(public | set(_SUBMODULES) | set(_ALIASES) | set(_GATHERED) | set(_FLAT))
+    return sorted(public | set(_SUBMODULES) | set(_FLAT))
 
 
-__all__ = [
-    "PLD", "Bracket", "PairModel", "WorstCase", "DirectModel", "compose", "delta_bracket", "epsilon_bracket",
-    "delta_exact", "epsilon_exact", "epsilon_for_delta", "hockey_stick", "pld_from_losses", "pld_from_pmfs",
-    "product_pmfs", "tail_probability", "rr_composed_pld", "rr_delta_exact", "rr_pmfs", "mechanism",
-    "mechanism_names", "mechanism_brackets", "calibrate", "bitflip", "fake_flip", "fake_records", "gaussian_shuffle", "interop",
-    "bounds_literature", "clone_compose", "clone_pld", "clones", "fmt21", "histogram", "krr", "krr_checks",
-    "krr_large", "renyi", "renyi_bounds", "sgd", "subsample", "tradeoff", "utility",
-]
+__all__ = list(_FLAT)

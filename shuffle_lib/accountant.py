@@ -13,8 +13,8 @@ registry (``ShuffledEvent("rr", eps0=1.0)``, ``ShuffledEvent("ldp-shuffle", n=10
   dropped), the privacy-buckets discretisation of Meiser & Mohammadi (2018) as used by
   ``dp_accounting.pld``;
 * the two lists are composed by the certified Fourier accountant
-  (:func:`shuffle_lib.core.fourier.delta_bracket` / ``epsilon_bracket``; Koskela et al., seed 000,
-  seed 001): the product of dominating pairs dominates the (adaptive) composition (Zhu, Dong and
+  (:func:`shuffle_lib.core.fourier.delta_bracket` / ``epsilon_bracket``; Koskela, Heikkilä & Honkela
+  2021, 2022): the product of dominating pairs dominates the (adaptive) composition (Zhu, Dong and
   Wang 2022, Thm 10), and f(s) = (1 - e^{eps - s})_+ is non-decreasing, so a composition of
   stochastically smaller losses gives a lower bound;
 * a tail cut (``PairModel.tail_cut``) lowers the lower end by ``count x tail_cut`` per event, as
@@ -32,8 +32,9 @@ is composed and the maximum taken (at most :data:`MAX_ASYMMETRIC` such events); 
 event and are paired as they are.
 
 Refused (``supports`` is False, ``compose`` raises ``UnsupportedEventError``): a ``WorstCase`` model
-(several pairs, e.g. ``bitflip --m worst``) or a ``DirectModel`` other than ``ldp-shuffle``, ``krr-*``
-and the numeric ``randomizer --noise`` (whose envelope PLD, :mod:`~shuffle_lib.mechanisms.randomizer.noise_compose`, composes) mixed
+(several pairs, e.g. ``bitflip --m worst``) or a ``DirectModel`` other than ``ldp-shuffle``,
+``krr-*`` and the numeric ``randomizer --noise`` (whose envelope PLD,
+:mod:`~shuffle_lib.mechanisms.randomizer.noise_compose`, composes) mixed
 with any other event -- the maximum over pairs of a composition is not the composition of one
 pair, and no single dominating PLD is proved here; alone they are evaluated as the command line
 does.  Shuffle rounds under any relation but ``REPLACE_ONE`` (every declaration here is a
@@ -55,8 +56,10 @@ import numpy as np
 from dp_accounting import dp_event, privacy_accountant
 from dp_accounting.pld import privacy_loss_distribution as dpl
 
-from shuffle_lib.core import evaluate, fourier, registry
+from shuffle_lib import mechanisms
+from shuffle_lib.core import evaluate, fourier
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.pld import PLD
 from shuffle_lib.core.types import Bracket, DirectModel, PairModel, WorstCase
 from shuffle_lib.mechanisms.clones.compose import clone_plds
@@ -66,32 +69,39 @@ from shuffle_lib.mechanisms.randomizer.noise_compose import accounting_plds
 NeighboringRelation = privacy_accountant.NeighboringRelation
 CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
 
-MAX_DP_POINTS = 100_000     # atoms of a dp_accounting PLD at most (its builders loop in Python: cost ~ 1/h)
+# atoms of a dp_accounting PLD at most (its builders loop in Python: cost ~ 1/h)
+MAX_DP_POINTS = 100_000
 MAX_ASYMMETRIC = 4          # events with two different directions: 2^(m-1) orientations composed
-"""At most this many events whose two directions differ (2^(m-1) relative orientations are composed)."""
+"""At most this many events whose two directions differ (2^(m-1) relative orientations are
+composed)."""
 CLONES = "ldp-shuffle"      # a DirectModel whose PLDs are public (clone_plds): composes with others
-KRR = ("krr-strong", "krr-weak")   # one round streamed (a DirectModel) at large n; krr_model gives the PLD pair
+# one round streamed (a DirectModel) at large n; krr_model gives the PLD pair
+KRR = ("krr-strong", "krr-weak")
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, init=False)
 class ShuffledEvent(dp_event.DpEvent):
     """One round of a declared shuffle mechanism: ``ShuffledEvent("rr", eps0=1.0)``.
 
-    ``params`` holds the declared parameters, validated by ``registry.get(mechanism).checked``
+    ``params`` holds the declared parameters, validated by ``mechanisms.get(mechanism).checked``
     (defaults filled in, declaration order) as ``((name, value), ...)``; a bad or missing one is a
     ValueError naming it and its range.  ``ShuffledEvent(mechanism, params=...)`` (a mapping or
     pairs) is the form ``DpEvent.from_named_tuple`` uses.  The mechanism's seed and equation:
-    ``registry.get(mechanism).source``.
+    ``mechanisms.get(mechanism).source``.
     """
 
     mechanism: str
     params: tuple
 
-    def __init__(self, mechanism: str, params: Mapping[str, Any] | Sequence[tuple[str, Any]] | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        mechanism: str,
+        params: Mapping[str, Any] | Sequence[tuple[str, Any]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         if isinstance(mechanism, bytes):
             mechanism = mechanism.decode()
-        mech = registry.get(mechanism)
+        mech = mechanisms.get(mechanism)
         given = dict(params) if params is not None else {}
         both = set(given) & set(kwargs)
         if both:
@@ -141,8 +151,12 @@ def _from_pmf(pmf: Any) -> PLD:
     """
     try:
         dense = pmf.to_dense_pmf()
-        k0, probs, h, inf = dense._lower_loss, np.asarray(dense._probs, float), dense._discretization, \
-            dense._infinity_mass
+        k0, probs, h, inf = (
+            dense._lower_loss,
+            np.asarray(dense._probs, float),
+            dense._discretization,
+            dense._infinity_mass,
+        )
     except AttributeError as err:   # pragma: no cover - a future dp_accounting layout
         raise RuntimeError(f"this dp_accounting version stores PLDs differently ({err}); "
                            "shuffle_lib.accountant supports dp-accounting 0.4-0.6.") from None
@@ -164,21 +178,30 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
     ``accuracy``: target half-width of the eps bracket of the Fourier accountant
     (:data:`shuffle_lib.core.fourier.DEFAULT_ACCURACY`); ``dp_accounting`` events are discretised
     at h = max(accuracy / (4 K), width / 1e5), K the rounds composed and width the span of the
-    event's losses (measured on a coarse build), so that a build stays well under a second.  ``neighboring_relation``: a
-    ``dp_accounting.NeighboringRelation``; shuffle rounds need ``REPLACE_ONE`` (the default).
+    event's losses (measured on a coarse build), so that a build stays well under a second.
+    ``neighboring_relation``: a ``dp_accounting.NeighboringRelation``; shuffle rounds need
+    ``REPLACE_ONE`` (the default).
     """
 
-    def __init__(self, accuracy: float = fourier.DEFAULT_ACCURACY,
-                 neighboring_relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE) -> None:
+    def __init__(
+        self,
+        accuracy: float = fourier.DEFAULT_ACCURACY,
+        neighboring_relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE,
+    ) -> None:
         if not isinstance(neighboring_relation, NeighboringRelation):
-            raise ValueError("neighboring_relation must be a dp_accounting.NeighboringRelation "
-                             f"(ADD_OR_REMOVE_ONE, REPLACE_ONE or REPLACE_SPECIAL), got {neighboring_relation!r}.")
+            raise ValueError(
+                "neighboring_relation must be a dp_accounting.NeighboringRelation "
+                "(ADD_OR_REMOVE_ONE, REPLACE_ONE or REPLACE_SPECIAL), got "
+                f"{neighboring_relation!r}."
+            )
         super().__init__(neighboring_relation)
         self._accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
         self._events: list[list] = []     # [[leaf event, count], ...], equal events merged
         self._models: list[tuple[ShuffledEvent, Any]] = []
-        self._rounds: tuple[int, list[_Round]] | None = None   # cache, keyed by the number of events
-        self._answers: dict[tuple[str, float], Bracket] = {}     # cache of brackets, emptied by compose
+        # cache, keyed by the number of events
+        self._rounds: tuple[int, list[_Round]] | None = None
+        # cache of brackets, emptied by compose
+        self._answers: dict[tuple[str, float], Bracket] = {}
 
     @property
     def accuracy(self) -> float:
@@ -189,12 +212,13 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
 
     def compose(self, event: dp_event.DpEvent, count: int = 1) -> ShuffleAccountant:
         """``PrivacyAccountant.compose`` with ``count`` checked (an integer in [1, 1e7])."""
-        v.integer("count", count, lo=1, hi=10 ** 7)
+        v.integer("count", count, lo=1, hi=MAX_COMPOSITIONS)
         return super().compose(event, count)
 
     def _maybe_compose(self, event: dp_event.DpEvent, count: int,
                        do_compose: bool) -> CompositionErrorDetails | None:
-        """Flatten ``event`` into leaves, check each and the mixture, then (``do_compose``) record them."""
+        """Flatten ``event`` into leaves, check each and the mixture, then (``do_compose``) record
+        them."""
         leaves: list[list] = []
         err = self._flatten(event, count, leaves)
         if err is not None:
@@ -205,17 +229,20 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
         err = self._check_mixture(merged)
         if err is not None:
             return err
-        if do_compose:   # (leaves of count 0 are checked, as supports() asks with count 0, not kept)
+        # (leaves of count 0 are checked, as supports() asks with count 0, not kept)
+        if do_compose:
             self._events = [x for x in merged if x[1] > 0]
             self._rounds = None
             self._answers = {}
         return None
 
-    def _flatten(self, event: dp_event.DpEvent, count: int, out: list[list]) -> CompositionErrorDetails | None:
+    def _flatten(
+        self, event: dp_event.DpEvent, count: int, out: list[list]
+    ) -> CompositionErrorDetails | None:
         if isinstance(event, dp_event.NoOpDpEvent):
             return None
         if isinstance(event, dp_event.SelfComposedDpEvent):
-            inner = v.integer("SelfComposedDpEvent.count", event.count, lo=0, hi=10 ** 7)
+            inner = v.integer("SelfComposedDpEvent.count", event.count, lo=0, hi=MAX_COMPOSITIONS)
             return self._flatten(event.event, inner * count, out)
         if isinstance(event, dp_event.ComposedDpEvent):
             for e in event.events:
@@ -239,7 +266,8 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
                 return CompositionErrorDetails(event, (
                     f"ShuffledEvent({event.mechanism!r}) is analysed for substitution neighbours "
                     f"(REPLACE_ONE); this accountant uses {rel.name}."))
-            self._model(event)   # builds now: an invalid combination of parameters raises ValueError here
+            # builds now: an invalid combination of parameters raises ValueError here
+            self._model(event)
             return None
         if isinstance(event, dp_event.NonPrivateDpEvent):
             return None
@@ -254,17 +282,12 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
 
     def _model(self, event: ShuffledEvent, compositions: int = 1) -> Any:
         """The mechanism's build (cached for one round); with ``compositions`` for a lone event."""
-        mech = registry.get(event.mechanism)
-        extra = {}
-        if "compositions" in mech.uses:
-            extra["compositions"] = compositions
-        if "accuracy" in mech.uses:
-            extra["accuracy"] = self._accuracy
+        mech = mechanisms.get(event.mechanism)
         if compositions == 1:
             for e, m in self._models:
                 if e == event:
                     return m
-        model = mech.build(**event.values, **extra)
+        model = mech.model(event.values, compositions, self._accuracy)[1]
         if not isinstance(model, (PairModel, WorstCase, DirectModel)):
             raise TypeError(f"mechanism {event.mechanism}'s build returned {type(model).__name__}.")
         if compositions == 1:
@@ -277,10 +300,14 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
             return None
         model = self._model(event)
         if isinstance(model, WorstCase):
-            return (f"ShuffledEvent({event.mechanism!r}) is a worst case over {len(model.pairs)} pairs: the max "
-                    "over pairs of a composition is not one pair's, so it composes only with itself; "
-                    "compose it alone, or fix the neighbouring configuration (one pair).")
-        if isinstance(model, DirectModel) and event.mechanism not in (CLONES, *KRR) and not _noise(event):
+            return (
+                f"ShuffledEvent({event.mechanism!r}) is a worst case over {len(model.pairs)} "
+                "pairs: the max "
+                "over pairs of a composition is not one pair's, so it composes only with itself; "
+                "compose it alone, or fix the neighbouring configuration (one pair)."
+            )
+        if (isinstance(model, DirectModel) and event.mechanism not in (CLONES, *KRR)
+                and not _noise(event)):
             return (f"ShuffledEvent({event.mechanism!r}) has its own certified method (no PLDs): "
                     "it composes only with itself.")
         return None
@@ -318,10 +345,15 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
                     out.append(_Round(up, up, low, low, c))
                     continue
                 model = self._model(e)
-                if isinstance(model, DirectModel) and e.mechanism in KRR:   # one round streamed: its PLD pair
+                # one round streamed: its PLD pair
+                if isinstance(model, DirectModel) and e.mechanism in KRR:
                     model = krr_model(e.mechanism.split("-", 1)[1], **e.values)
                 if isinstance(model, PairModel):
-                    low = (model.pq, model.qp) if model.pq_lower is None else (model.pq_lower, model.qp_lower)
+                    low = (
+                        (model.pq, model.qp)
+                        if model.pq_lower is None
+                        else (model.pq_lower, model.qp_lower)
+                    )
                     out.append(_Round(model.pq, model.qp, *low, c, model.tail_cut))
                 else:   # ldp-shuffle (the only DirectModel allowed in a mixture)
                     p = e.values
@@ -338,8 +370,10 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
             return [rounds]
         asym = [i for i, r in enumerate(rounds) if not r.symmetric]
         if len(asym) > MAX_ASYMMETRIC:
-            raise ValueError(f"at most {MAX_ASYMMETRIC} events with two different directions can be composed "
-                             f"(2^(m-1) orientations each); this composition has {len(asym)}.")
+            raise ValueError(
+                f"at most {MAX_ASYMMETRIC} events with two different directions can be composed "
+                f"(2^(m-1) orientations each); this composition has {len(asym)}."
+            )
         out = []
         for flips in itertools.product((False, True), repeat=max(len(asym) - 1, 0)):
             flip = dict(zip(asym[1:], flips))
@@ -347,32 +381,45 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
         return out
 
     def get_delta_bracket(self, target_epsilon: float) -> Bracket:
-        """Certified bracket [lower, upper] for the tight delta(target_epsilon) of the composition."""
+        """Certified bracket [lower, upper] for the tight delta(target_epsilon) of the
+        composition."""
         return self._cached("delta", _target_epsilon(target_epsilon), self._delta_bracket)
 
     def get_epsilon_bracket(self, target_delta: float) -> Bracket:
         """Certified bracket [lower, upper] for the tight eps(target_delta) of the composition."""
-        return self._cached("epsilon", v.real("target_delta", target_delta, 0.0, 1.0), self._epsilon_bracket)
+        return self._cached(
+            "epsilon", v.real("target_delta", target_delta, 0.0, 1.0), self._epsilon_bracket
+        )
 
     def _delta_bracket(self, eps: float) -> Bracket:
         if self._non_private():
             return Bracket(1.0, 1.0)
         if not self._events:
             return Bracket(0.0, 0.0)
-        eps = v.real("target_epsilon", eps, 0.0)   # finite for a composition (+inf: only with no events)
+        # finite for a composition (+inf: only with no events)
+        eps = v.real("target_epsilon", eps, 0.0)
         lone = self._lone()
         if lone is not None:
-            return evaluate.delta_brackets(self._model(*lone), [eps], lone[1], accuracy=self._accuracy)[0]
+            return evaluate.delta_brackets(
+                self._model(*lone), [eps], lone[1], accuracy=self._accuracy
+            )[0]
         out = []
         for rounds in self._orientations():
             cut = sum(r.count * r.cut for r in rounds)
-            up_pq, up_qp = [(r.up_pq, r.count) for r in rounds], [(r.up_qp, r.count) for r in rounds]
+            up_pq, up_qp = (
+                [(r.up_pq, r.count) for r in rounds],
+                [(r.up_qp, r.count) for r in rounds],
+            )
             up = fourier.delta_bracket(up_pq, up_qp, [eps], accuracy=self._accuracy)[0]
             if all(r.low_pq is r.up_pq and r.low_qp is r.up_qp for r in rounds):
                 low = up
             else:
-                low = fourier.delta_bracket([(r.low_pq, r.count) for r in rounds],
-                                            [(r.low_qp, r.count) for r in rounds], [eps], accuracy=self._accuracy)[0]
+                low = fourier.delta_bracket(
+                    [(r.low_pq, r.count) for r in rounds],
+                    [(r.low_qp, r.count) for r in rounds],
+                    [eps],
+                    accuracy=self._accuracy,
+                )[0]
             out.append(Bracket(max(0.0, min(low.lower, up.upper) - cut), up.upper))
         return Bracket(max(b.lower for b in out), max(b.upper for b in out))
 
@@ -385,21 +432,31 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
         delta = v.real("target_delta", delta, 0.0, 1.0, lo_open=True)
         lone = self._lone()
         if lone is not None:
-            return evaluate.epsilon_brackets(self._model(*lone), [delta], lone[1], accuracy=self._accuracy)[0]
+            return evaluate.epsilon_brackets(
+                self._model(*lone), [delta], lone[1], accuracy=self._accuracy
+            )[0]
         out = []
         for rounds in self._orientations():
             cut = sum(r.count * r.cut for r in rounds)
-            up = fourier.epsilon_bracket([(r.up_pq, r.count) for r in rounds], [(r.up_qp, r.count) for r in rounds],
-                                         [delta], accuracy=self._accuracy)[0]
+            up = fourier.epsilon_bracket(
+                [(r.up_pq, r.count) for r in rounds],
+                [(r.up_qp, r.count) for r in rounds],
+                [delta],
+                accuracy=self._accuracy,
+            )[0]
             same = all(r.low_pq is r.up_pq and r.low_qp is r.up_qp for r in rounds)
             if delta + cut >= 1.0:
                 lower = 0.0
             elif same and cut == 0.0:
                 lower = up.lower
-            else:   # the cut PLDs' delta is at most the exact one's plus the cut: read at delta + cut
-                lower = fourier.epsilon_bracket([(r.low_pq, r.count) for r in rounds],
-                                                [(r.low_qp, r.count) for r in rounds], [delta + cut],
-                                                accuracy=self._accuracy)[0].lower
+            # the cut PLDs' delta is at most the exact one's plus the cut: read at delta + cut
+            else:
+                lower = fourier.epsilon_bracket(
+                    [(r.low_pq, r.count) for r in rounds],
+                    [(r.low_qp, r.count) for r in rounds],
+                    [delta + cut],
+                    accuracy=self._accuracy,
+                )[0].lower
             out.append(Bracket(min(lower, up.upper), up.upper))
         return Bracket(max(b.lower for b in out), max(b.upper for b in out))
 
@@ -419,7 +476,7 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
 
 
 def _noise(event: dp_event.DpEvent) -> bool:
-    """A shuffled numeric randomiser (``ShuffledEvent("randomizer", noise=..., scale=..., n=...)``)."""
+    """A shuffled numeric randomiser, ``ShuffledEvent("randomizer", noise=..., n=...)``."""
     return isinstance(event, ShuffledEvent) and event.mechanism == "randomizer" and \
         event.values.get("noise", "none") != "none"
 
@@ -447,12 +504,15 @@ def _add(merged: list[list], event: dp_event.DpEvent, count: int) -> None:
 
 _ALL = tuple(NeighboringRelation)
 _ADD_SPECIAL = (NeighboringRelation.ADD_OR_REMOVE_ONE, NeighboringRelation.REPLACE_SPECIAL)
-_PLD_RELATIONS = {   # dp_accounting 0.6 pld_privacy_accountant.PLDAccountant._maybe_compose
+_PLD_RELATIONS = {  # dp_accounting 0.6 pld_privacy_accountant.PLDAccountant._maybe_compose
     "GaussianDpEvent": _ALL,
     "LaplaceDpEvent": _ADD_SPECIAL,
     "DiscreteLaplaceDpEvent": _ADD_SPECIAL,
     "MixtureOfGaussiansDpEvent": _ADD_SPECIAL,
-    "RandomizedResponseDpEvent": (NeighboringRelation.REPLACE_ONE, NeighboringRelation.REPLACE_SPECIAL),
+    "RandomizedResponseDpEvent": (
+        NeighboringRelation.REPLACE_ONE,
+        NeighboringRelation.REPLACE_SPECIAL,
+    ),
     "PoissonSampledDpEvent(GaussianDpEvent)": _ALL,
     "PoissonSampledDpEvent(LaplaceDpEvent)": _ADD_SPECIAL,
 }
@@ -488,36 +548,56 @@ def _zero_noise(event: dp_event.DpEvent) -> bool:
 
 
 def _rounds_of(event: dp_event.DpEvent, count: int) -> int:
-    """Rounds the Fourier accountant composes for an event (a Gaussian's count is one sigma/sqrt(count))."""
+    """Rounds the Fourier accountant composes for an event (a Gaussian's count is one
+    sigma/sqrt(count))."""
     return 1 if isinstance(event, dp_event.GaussianDpEvent) else count
 
 
 def _dp_round(event: dp_event.DpEvent, count: int, h: float, rel: NeighboringRelation) -> _Round:
     """Pessimistic (upper) and optimistic (lower) PLDs of a dp_accounting event, by its own builders
-    (privacy buckets: ``use_connect_dots=False``, losses rounded up / down to multiples of the step),
-    at step max(h, width / MAX_DP_POINTS), width the span of losses of a coarse build."""
+    (privacy buckets: ``use_connect_dots=False``, losses rounded up / down to multiples of the
+    step), at step max(h, width / MAX_DP_POINTS), width the span of losses of a coarse build."""
     def build(pessimistic: bool, h: float) -> Any:
         kw = dict(pessimistic_estimate=pessimistic, value_discretization_interval=h)
         if isinstance(event, dp_event.GaussianDpEvent):
-            return dpl.from_gaussian_mechanism(event.noise_multiplier / math.sqrt(count), use_connect_dots=False,
-                                               neighboring_relation=rel, **kw)
+            return dpl.from_gaussian_mechanism(
+                event.noise_multiplier / math.sqrt(count),
+                use_connect_dots=False,
+                neighboring_relation=rel,
+                **kw,
+            )
         if isinstance(event, dp_event.LaplaceDpEvent):
             return dpl.from_laplace_mechanism(event.noise_multiplier, use_connect_dots=False, **kw)
         if isinstance(event, dp_event.DiscreteLaplaceDpEvent):
-            return dpl.from_discrete_laplace_mechanism(event.noise_parameter, sensitivity=event.sensitivity,
-                                                       use_connect_dots=False, **kw)
+            return dpl.from_discrete_laplace_mechanism(
+                event.noise_parameter, sensitivity=event.sensitivity, use_connect_dots=False, **kw
+            )
         if isinstance(event, dp_event.MixtureOfGaussiansDpEvent):
-            return dpl.from_mixture_gaussian_mechanism(event.standard_deviation, list(event.sensitivities),
-                                                       list(event.sampling_probs), use_connect_dots=False, **kw)
+            return dpl.from_mixture_gaussian_mechanism(
+                event.standard_deviation,
+                list(event.sensitivities),
+                list(event.sampling_probs),
+                use_connect_dots=False,
+                **kw,
+            )
         if isinstance(event, dp_event.RandomizedResponseDpEvent):
             return dpl.from_randomized_response(event.noise_parameter, event.num_buckets,
                                                 neighboring_relation=rel, **kw)
         inner = event.event
         if isinstance(inner, dp_event.GaussianDpEvent):
-            return dpl.from_gaussian_mechanism(inner.noise_multiplier, sampling_prob=event.sampling_probability,
-                                               use_connect_dots=False, neighboring_relation=rel, **kw)
-        return dpl.from_laplace_mechanism(inner.noise_multiplier, sampling_prob=event.sampling_probability,
-                                          use_connect_dots=False, **kw)
+            return dpl.from_gaussian_mechanism(
+                inner.noise_multiplier,
+                sampling_prob=event.sampling_probability,
+                use_connect_dots=False,
+                neighboring_relation=rel,
+                **kw,
+            )
+        return dpl.from_laplace_mechanism(
+            inner.noise_multiplier,
+            sampling_prob=event.sampling_probability,
+            use_connect_dots=False,
+            **kw,
+        )
 
     coarse = _directions(build(True, 1e-2))
     width = max(float(x.losses[-1] - x.losses[0]) if x.losses.size else 0.0 for x in coarse)

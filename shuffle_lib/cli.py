@@ -19,7 +19,9 @@ The contract (a public interface: extend it, don't change it):
   "results": [{"order", "rdp_lower", "rdp_upper"}], "seconds"}``, max over both directions.
 
 Every mechanism and every option comes from the registry (:mod:`shuffle_lib.core.registry`); the
-numbers from :mod:`shuffle_lib.core.evaluate`, the path the library's own functions take.
+numbers from the declaration's ``evaluate`` and
+:func:`shuffle_lib.core.calibrate.calibrate_mechanism`, the path
+:func:`shuffle_lib.mechanism_brackets` takes: the command line only parses, calls and prints.
 """
 
 from __future__ import annotations
@@ -33,13 +35,14 @@ import sys
 import time
 from collections.abc import Sequence
 
-from shuffle_lib.core import evaluate, registry
+from shuffle_lib import mechanisms
+from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.calibrate import search
+from shuffle_lib.core.calibrate import calibrate_mechanism
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.registry import Mechanism, Param
 from shuffle_lib.core.renyi import LAM_MAX
-from shuffle_lib.core.types import Model
 
 VERBS = {
     "delta": "bracket the tight delta at given eps",
@@ -55,19 +58,43 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+def _int_text(text: str) -> int:
+    """An integer option's text: '1000' as before, and '1e9' or '1.0e6' when the number is integral
+    (``--n 1e9`` was refused as 'invalid int value'); anything else stays invalid."""
+    try:
+        return int(text)
+    except ValueError:
+        x = float(text)                    # ValueError for words: argparse's 'invalid int value'
+        if not (math.isfinite(x) and x.is_integer()):
+            raise ValueError(text) from None
+        return int(x)
+
+
+# argparse names the type in its message: 'invalid int value'
+_int_text.__name__ = "int"
+
+
 def _add_params(mp: argparse.ArgumentParser, mech: Mechanism, calibrating: bool = False) -> None:
     """One option per declared parameter; for ``calibrate`` the privacy settings are optional
     (the solved one takes no value; the others are checked in :func:`run_calibrate`)."""
     for p in mech.params:
-        kind = p.parse or (p.kind if p.kind in (int, float) else str)
+        kind = p.parse or (_int_text if p.kind is int else float if p.kind is float else str)
         required = p.default is None and not (calibrating and p.more_private is not None)
         extra = {"choices": p.choices} if p.choices else {}
-        mp.add_argument(p.option, dest=p.name, type=kind, required=required, default=p.default,
-                        help=p.help + ("" if p.default is None else f" (default {p.default})"), **extra)
+        mp.add_argument(
+            p.option,
+            dest=p.name,
+            type=kind,
+            required=required,
+            default=p.default,
+            help=p.help + ("" if p.default is None else f" (default {p.default})"),
+            **extra,
+        )
 
 
 def _run_options(mp: argparse.ArgumentParser) -> None:
-    mp.add_argument("--compositions", type=int, default=1, help="number of rounds K (default 1)")
+    mp.add_argument("--compositions", type=_int_text, default=1,
+                    help="number of rounds K (default 1)")
     mp.add_argument("--accuracy", type=float, default=DEFAULT_ACCURACY,
                     help="target half-width of the bracket in eps (default %(default)g)")
     mp.add_argument("--json", action="store_true", help="print one JSON object")
@@ -85,14 +112,20 @@ def _parser() -> argparse.ArgumentParser:
     for verb, doc in VERBS.items():
         vp = verbs.add_parser(verb, help=doc, description=doc)
         mechs = vp.add_subparsers(dest="mechanism", required=True, parser_class=_Parser)
-        for name in registry.names():
-            mech = registry.get(name)
-            mp = mechs.add_parser(name, help=mech.summary, description=f"{mech.summary}. Source: {mech.source}.")
+        for name in mechanisms.names():
+            mech = mechanisms.get(name)
+            mp = mechs.add_parser(
+                name, help=mech.summary, description=f"{mech.summary}. Source: {mech.source}."
+            )
             if verb == "calibrate":
                 _add_params(mp, mech, calibrating=True)
                 mp.add_argument("--eps", type=float, required=True)
                 mp.add_argument("--delta", type=float, required=True)
-                mp.add_argument("--solve", required=True, help="one of: " + ", ".join(mech.privacy_settings or ("none",)))
+                mp.add_argument(
+                    "--solve",
+                    required=True,
+                    help="one of: " + ", ".join(mech.privacy_settings or ("none",)),
+                )
                 _run_options(mp)
             elif verb == "rdp":
                 _add_params(mp, mech)
@@ -111,37 +144,33 @@ def _values(a: argparse.Namespace, mech: Mechanism) -> dict:
     return {p.name: getattr(a, p.name) for p in mech.params}
 
 
-def build(mech: Mechanism, values: dict, compositions: int = 1,
-          accuracy: float = DEFAULT_ACCURACY) -> tuple[dict, Model]:
-    """(params for the JSON, model): the declared parameters checked, then the mechanism's build."""
-    params = mech.checked(values)
-    extra = {}
-    if "compositions" in mech.uses:
-        extra["compositions"] = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
-    if "accuracy" in mech.uses:
-        extra["accuracy"] = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
-    model = mech.build(**params, **extra)
-    return dict(params, **model.info), model
-
-
 def _check_run(a: argparse.Namespace) -> None:
-    v.integer("compositions", a.compositions, lo=1, hi=10 ** 7)
+    v.integer("compositions", a.compositions, lo=1, hi=MAX_COMPOSITIONS)
     v.real("accuracy", a.accuracy, 0.0, 1.0, lo_open=True)
 
 
 def run(argv: list[str]) -> tuple[argparse.Namespace, dict]:
-    """``delta``/``epsilon``: parse, compute, and return (args, the JSON-ready dict); ValueError on bad input."""
+    """``delta``/``epsilon``: parse, compute, and return (args, the JSON-ready dict); ValueError on
+    bad input."""
     a = _parser().parse_args(argv)
-    mech = registry.get(a.mechanism)
+    mech = mechanisms.get(a.mechanism)
     _check_run(a)
     t0 = time.perf_counter()
-    params, model = build(mech, _values(a, mech), a.compositions, a.accuracy)
-    br = evaluate.brackets(model, a.verb, a.targets, a.compositions, accuracy=a.accuracy)
+    params, br = mech.evaluate(a.verb, a.targets, _values(a, mech), a.compositions, a.accuracy)
     if a.verb == "delta":
-        res = [{"eps": e, "delta_lower": b.lower, "delta_upper": b.upper} for e, b in zip(a.targets, br)]
+        res = [
+            {"eps": e, "delta_lower": b.lower, "delta_upper": b.upper}
+            for e, b in zip(a.targets, br)
+        ]
     else:
-        res = [{"delta": d, "eps_lower": evaluate.finite_or_none(b.lower), "eps_upper": evaluate.finite_or_none(b.upper)}
-               for d, b in zip(a.targets, br)]
+        res = [
+            {
+                "delta": d,
+                "eps_lower": evaluate.finite_or_none(b.lower),
+                "eps_upper": evaluate.finite_or_none(b.upper),
+            }
+            for d, b in zip(a.targets, br)
+        ]
     return a, {"mechanism": a.mechanism, "params": params, "compositions": a.compositions,
                "results": res, "seconds": time.perf_counter() - t0}
 
@@ -151,37 +180,36 @@ def _solve_param(argv: list[str]) -> tuple[Mechanism | None, Param | None]:
     pre.add_argument("--solve")
     known, rest = pre.parse_known_args(argv)
     name = next((x for x in rest if not x.startswith("-")), None)
-    if known.solve is None or name not in registry.names():
+    if known.solve is None or name not in mechanisms.names():
         return None, None
-    mech = registry.get(name)
+    mech = mechanisms.get(name)
+    allowed = ", ".join(mech.privacy_settings) or "none"
+    if known.solve.replace("-", "_") not in {p.name for p in mech.params}:
+        raise ValueError(f"--solve {known.solve}: {name} has no parameter of that name "
+                         f"(calibrate solves for one of: {allowed}).")
     param = mech.param(known.solve.replace("-", "_"))
     if param.more_private is None:
-        allowed = ", ".join(mech.privacy_settings) or "none"
-        raise ValueError(f"--solve {known.solve}: {param.option} of {name} is not a privacy setting "
-                         f"(calibrate solves for one of: {allowed}).")
+        raise ValueError(f"--solve {known.solve}: {param.option} of {name} is not a privacy "
+                         f"setting (calibrate solves for one of: {allowed}).")
     return mech, param
 
 
-def _search_range(mech: Mechanism, param: Param, fixed: dict) -> tuple[float, float]:
-    narrowed = mech.calibration_range(param.name, fixed) if mech.calibration_range is not None else None
-    if narrowed is not None:
-        return narrowed
-    lo, hi = param.lo, param.hi
-    if param.kind is float and param.lo_open:       # an open end is searched from just inside it
-        lo = (1e-9 if hi <= 1.0 else 1e-6) if lo == 0.0 else lo + 1e-9 * max(1.0, abs(lo))
-    if param.kind is float and param.hi_open:
-        hi = hi - 1e-9 * max(1.0, abs(hi))
-    return lo, hi
-
-
 def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
-    """``calibrate MECHANISM [fixed options] --eps E --delta D --solve PARAM``: see :mod:`shuffle_lib.core.calibrate`."""
+    """``calibrate MECHANISM [fixed options] --eps E --delta D --solve PARAM``: see
+    :mod:`shuffle_lib.core.calibrate`."""
     mech, param = _solve_param(argv)
     a = _parser().parse_args(["calibrate", *argv])
-    mech, param = mech or registry.get(a.mechanism), param or registry.get(a.mechanism).param(a.solve)
+    mech, param = (
+        mech or mechanisms.get(a.mechanism),
+        param or mechanisms.get(a.mechanism).param(a.solve),
+    )
     if getattr(a, param.name) is not None and param.default is None:
         raise ValueError(f"--solve {param.name}: give {param.option} no value; calibrate finds it.")
-    missing = [p.option for p in mech.params if p.default is None and p is not param and getattr(a, p.name) is None]
+    missing = [
+        p.option
+        for p in mech.params
+        if p.default is None and p is not param and getattr(a, p.name) is None
+    ]
     if missing:
         raise ValueError(f"calibrate {mech.name} needs {', '.join(missing)}.")
     eps = v.real("eps", a.eps, 0.0)
@@ -189,43 +217,31 @@ def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     _check_run(a)
     t0 = time.perf_counter()
     fixed = {p.name: getattr(a, p.name) for p in mech.params if p is not param}
-    last: dict = {}
-
-    def upper(value):
-        params, model = build(mech, dict(fixed, **{param.name: value}), a.compositions, a.accuracy)
-        br = evaluate.delta_brackets(model, [eps], a.compositions, accuracy=a.accuracy)[0]
-        last[value] = (params, br.upper)
-        return br.upper
-
-    lo, hi = _search_range(mech, param, fixed)
-    value = search(lambda x: upper(int(x) if param.kind is int else x) <= delta, lo, hi, param.more_private,
-                   param.kind is int, name=param.name)
-    value = int(value) if param.kind is int else value
-    if value not in last:
-        upper(value)
-    params, d_up = last[value]
+    params, value, d_up = calibrate_mechanism(mech, param.name, eps, delta, fixed, a.compositions,
+                                              a.accuracy)
     return a, {"mechanism": mech.name, "params": params, "solve": param.name, "value": value,
                "achieved": {"eps": eps, "delta_upper": d_up}, "seconds": time.perf_counter() - t0}
 
 
 def run_rdp(argv: list[str]) -> tuple[argparse.Namespace, dict]:
-    """``rdp MECHANISM [options] --order A [A ...]``: max over both directions of D_A(P||Q), D_A(Q||P).
+    """``rdp MECHANISM [options] --order A [A ...]``: max over both directions of D_A(P||Q),
+    D_A(Q||P).
 
     A mechanism's own Renyi method when it declares one (``ldp-shuffle``: :func:`clone_rdp`),
     else the generic route :func:`shuffle_lib.core.evaluate.rdp_brackets` on the PLDs it builds."""
     a = _parser().parse_args(["rdp", *argv])
-    mech = registry.get(a.mechanism)
+    mech = mechanisms.get(a.mechanism)
     orders = v.reals("order", a.orders, lo=1.0, hi=LAM_MAX, lo_open=True)
     t0 = time.perf_counter()
-    values = mech.checked(_values(a, mech))
-    if mech.rdp is not None:
-        params, brs = values, mech.rdp(values, orders)
-    else:
-        params, model = build(mech, values)
-        brs = evaluate.rdp_brackets(model, orders)
+    params, brs = mech.evaluate("rdp", orders, _values(a, mech))
     out = [{"order": float(o), "rdp_lower": evaluate.finite_or_none(b.lower),
             "rdp_upper": evaluate.finite_or_none(b.upper)} for o, b in zip(orders, brs)]
-    return a, {"mechanism": a.mechanism, "params": params, "results": out, "seconds": time.perf_counter() - t0}
+    return a, {
+        "mechanism": a.mechanism,
+        "params": params,
+        "results": out,
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 def _table(out: dict) -> str:
@@ -233,32 +249,43 @@ def _table(out: dict) -> str:
     lines = [f"{out['mechanism']} {out['params']}  compositions={out['compositions']}",
              "  ".join(f"{c:>14}" for c in cols)]
     for r in out["results"]:
-        lines.append("  ".join(f"{'inf' if r[c] is None else format(r[c], '.8g'):>14}" for c in cols))
+        lines.append(
+            "  ".join(f"{'inf' if r[c] is None else format(r[c], '.8g'):>14}" for c in cols)
+        )
     lines.append(f"({out['seconds']:.2f} s)")
     return "\n".join(lines)
 
 
-RUN_OPTIONS = {"compositions": "--compositions", "accuracy": "--accuracy", "eps": "--eps", "delta": "--delta",
-               "order": "--order", "lam": "--order", "solve": "--solve"}
+RUN_OPTIONS = {
+    "compositions": "--compositions",
+    "accuracy": "--accuracy",
+    "eps": "--eps",
+    "delta": "--delta",
+    "order": "--order",
+    "lam": "--order",
+    "solve": "--solve",
+}
 """The library's argument names the command line spells differently (``lam`` is ``--order``)."""
 
 
 def user_words(message: str, argv: Sequence[str]) -> str:
     """``message`` with each argument name the library used replaced by the option the user wrote:
-    ``n_x0 must be ..., got n_x0=nan`` becomes ``--n-x0 must be ..., got --n-x0=nan`` (before,
-    errors named ``lam`` for ``--order``).  Only a name followed by `` must`` or ``=`` is replaced,
-    so prose that happens to contain the word is left alone."""
+    ``n_x0 must be ..., got n_x0=nan`` becomes ``--n-x0 must be ..., got --n-x0=nan``, and ``lam``
+    becomes ``--order`` (tests/test_cli_bad_input.py: every error names the option written).  Only
+    a name followed by `` must`` or ``=`` is replaced, so prose that happens to contain the word is
+    left alone."""
     names = dict(RUN_OPTIONS)
-    mech = next((x for x in argv[:2] if x in registry.names()), None)
+    mech = next((x for x in argv[:2] if x in mechanisms.names()), None)
     if mech is not None:
-        names.update({p.name: p.option for p in registry.get(mech).params})
+        names.update({p.name: p.option for p in mechanisms.get(mech).params})
     for name, option in names.items():
         message = re.sub(rf"(?<![\w.\[-]){re.escape(name)}(?=\s+must\b|=)", option, message)
     return message
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m shuffle_lib``: print the result, return the exit code (2 on bad input)."""
+    """Entry point of ``python -m shuffle_lib``: print the result, return the exit code (2 on bad
+    input)."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         if argv[:1] == ["rdp"]:
@@ -267,13 +294,19 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if argv[:1] == ["calibrate"]:
             a, out = run_calibrate(argv[1:])
-            print(json.dumps(out) if a.json else
-                  f"{out['mechanism']} {out['params']}\n{out['solve']} = {out['value']:.8g}  "
-                  f"(delta_upper = {out['achieved']['delta_upper']:.4g} at eps = {out['achieved']['eps']:g}; "
-                  f"{out['seconds']:.2f} s)")
+            print(
+                json.dumps(out)
+                if a.json
+                else f"{out['mechanism']} {out['params']}\n{out['solve']} = {out['value']:.8g}  "
+                f"(delta_upper = {out['achieved']['delta_upper']:.4g} at eps = "
+                f"{out['achieved']['eps']:g}; "
+                f"{out['seconds']:.2f} s)"
+            )
             return 0
         a, out = run(argv)
-        bad = [r for r in out["results"] for x in r.values() if isinstance(x, float) and math.isnan(x)]
+        bad = [
+            r for r in out["results"] for x in r.values() if isinstance(x, float) and math.isnan(x)
+        ]
         if bad:
             raise ValueError(f"internal error: NaN in result {bad[0]} (please report).")
     except (ValueError, OverflowError) as e:

@@ -48,7 +48,9 @@ def to_dp_accounting(pld_pq: PLD, pld_qp: PLD, value_discretization_interval: fl
     except ImportError:
         raise ImportError("to_dp_accounting needs the optional package dp-accounting: "
                           "pip install dp-accounting (or shuffle-lib[interop]).") from None
-    h = v.real("value_discretization_interval", value_discretization_interval, 0.0, 1.0, lo_open=True)
+    h = v.real(
+        "value_discretization_interval", value_discretization_interval, 0.0, 1.0, lo_open=True
+    )
     return dpa.PrivacyLossDistribution.create_from_rounded_probability(
         _rounded(pld_pq, h, pessimistic_estimate), pld_pq.inf_mass, h,
         pessimistic_estimate=bool(pessimistic_estimate),

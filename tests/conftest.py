@@ -16,9 +16,11 @@ traceback.  Otherwise (a plain ``pytest``) the test executes the chapter itself,
 
 import copy
 import difflib
+import json
 import os
 import pathlib
 import re
+import subprocess
 import sys
 from collections import defaultdict
 
@@ -49,6 +51,37 @@ _SKIP = ("metadata", "traceback", "prompt_number", "output_type", "name", "execu
          "application/vnd.jupyter.widget-view+json", "image/png", "image/jpeg")
 _NO_CHECK = {"NBVAL_IGNORE_OUTPUT", "PYTEST_VALIDATE_IGNORE_OUTPUT", "NBVAL_SKIP"}
 _NO_CHECK_TAGS = {"nbval-ignore-output", "nbval-skip"}
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """``cli(*args)``: ``python -m shuffle_lib *args`` in a fresh interpreter, the way a user runs
+    it (a ``subprocess.CompletedProcess`` with text output)."""
+    def run(*args, timeout=900):
+        return subprocess.run([sys.executable, "-m", "shuffle_lib", *args], capture_output=True, text=True,
+                              timeout=timeout)
+    return run
+
+
+@pytest.fixture(scope="session")
+def cli_json(cli):
+    """``cli_json(*args)``: the JSON object of ``python -m shuffle_lib *args --json`` (exit code 0)."""
+    def run(*args):
+        r = cli(*args, "--json")
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+    return run
+
+
+@pytest.fixture(scope="session")
+def build():
+    """``build(name, values, compositions=1, accuracy=...)``: a declared mechanism's model, built as
+    the command line builds it (:meth:`shuffle_lib.core.registry.Mechanism.model`)."""
+    from shuffle_lib import mechanisms
+
+    def run(name, values, compositions=1, **kw):
+        return mechanisms.get(name).model(values, compositions, **kw)[1]
+    return run
 
 
 def pytest_configure(config):

@@ -19,6 +19,7 @@ from dp_accounting.pld import privacy_loss_distribution as dpl  # noqa: E402
 
 import shuffle_lib as sl  # noqa: E402
 from shuffle_lib.accountant import ShuffleAccountant, ShuffledEvent  # noqa: E402
+from shuffle_lib.mechanisms import clones  # noqa: E402
 
 REPLACE, ADD_REMOVE = dpa.NeighboringRelation.REPLACE_ONE, dpa.NeighboringRelation.ADD_OR_REMOVE_ONE
 RR = ShuffledEvent("rr", eps0=1.0)
@@ -171,7 +172,7 @@ def test_a_shuffle_round_with_a_gaussian_is_certified(event, params):
 
 def test_ldp_shuffle_rounds_match_the_clones_accountant():
     e = ShuffledEvent("ldp-shuffle", n=100, eps0=1.0)
-    ref = sl.clones.delta_bracket(100, 1.0, 1.5, compositions=3)[0]
+    ref = clones.delta_bracket(100, 1.0, 1.5, compositions=3)[0]
     for acct in (ShuffleAccountant().compose(e, 3),
                  ShuffleAccountant().compose(de.ComposedDpEvent([e, de.NoOpDpEvent()]), 3)):
         got = acct.get_delta_bracket(1.5)

@@ -30,7 +30,7 @@ within that rounding), which is added to the allowance below.
 Mass error.  The mechanisms compute their pairs' masses in floating point (binom.pmf, which keeps
 full relative accuracy (core/binomial.py), and a few products and quotients, each within an ulp);
 the library's own margin for such rounding is a relative 1e-12 (clones.pairs.bracket_at, the
-grid's _REL_MARGIN), and loss_slack's docstring leaves the masses' errors to the mechanism.  So a
+grid's REL_MARGIN), and loss_slack's docstring leaves the masses' errors to the mechanism.  So a
 one-round mass is taken to be within a relative R_MASS = 1e-12 of the exact one, a K-round product
 within r_K = (1 + R_MASS)^K - 1, and an outcome can then count in the computed delta only where
 P > e^eps Q (1 - r_K)/(1 + r_K); the computed delta is within r_K sum (P + e^eps Q) over those
@@ -53,7 +53,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shuffle_lib.core import evaluate, registry
+from shuffle_lib import mechanisms
+from shuffle_lib.core import evaluate
 
 from adversarial_common import TARGETS, examples
 
@@ -239,10 +240,8 @@ def covered_above(oracle, eps, r, bound):
 # --- the mechanisms' routes and strategies --------------------------------------------------------
 
 def build(name, params, K):
-    """The CLI's route (cli.build): the declaration's build, with compositions/accuracy if it uses them."""
-    mech = registry.get(name)
-    extra = {"compositions": K} if "compositions" in mech.uses else {}
-    return mech.build(**mech.checked(params), **extra)
+    """The CLI's route (Mechanism.model): the declaration's build, with compositions if it uses them."""
+    return mechanisms.get(name).model(params, K)[1]
 
 
 def mass_error(name, K):
@@ -365,7 +364,7 @@ def test_adversarial_epsilon_brackets_the_exact_value(name):
     run()
 
 
-@pytest.mark.parametrize("name", registry.names())
+@pytest.mark.parametrize("name", mechanisms.names())
 def test_every_mechanism_of_the_group_has_a_strategy(name):
     """A mechanism of group B without a strategy fails here; the others belong to
     test_certified_edges.py (custom, rr) and the other group's file."""

@@ -2,7 +2,7 @@
 
 Mechanisms: ``krr-strong``, ``krr-weak``, ``histogram-krr``, ``randomizer`` (the others are owned
 by test_certified_edges.py and the other group's file).  Each is driven through the command
-line's route, ``cli.build`` (the declared parameters checked, then the declaration's build) and
+line's route, ``Mechanism.model`` (the declared parameters checked, then the declaration's build) and
 ``evaluate.delta_brackets`` / ``evaluate.epsilon_brackets``, at sizes where exact enumeration is
 cheap, with hypothesis strategies aimed at the edges: extreme and tiny eps0 (gamma down to 1e-12,
 eps0 up to the declared 30), masses near 0 and 1, eps at or beside a composed loss of the built
@@ -56,8 +56,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shuffle_lib import cli
-from shuffle_lib.core import evaluate, registry
+from shuffle_lib import mechanisms
+from shuffle_lib.core import evaluate
 from shuffle_lib.core.types import PairModel
 
 from adversarial_common import TARGETS, examples
@@ -348,10 +348,10 @@ def build(name, values, K):
             json.dump({"matrix": values["matrix"]}, f)
         values["matrix"] = path
         try:
-            return cli.build(registry.get(name), values, K)[1]
+            return mechanisms.get(name).model(values, K)[1]
         finally:
             os.unlink(path)
-    return cli.build(registry.get(name), values, K)[1]
+    return mechanisms.get(name).model(values, K)[1]
 
 
 def pair_atoms(name, values):
@@ -478,7 +478,7 @@ STRATEGIES = {"krr-strong": test_adversarial_krr_strong_delta, "krr-weak": test_
               "histogram-krr": test_adversarial_histogram_krr_delta, "randomizer": test_adversarial_randomizer_delta}
 
 
-@pytest.mark.parametrize("name", registry.names())
+@pytest.mark.parametrize("name", mechanisms.names())
 def test_every_mechanism_of_the_group_has_an_adversarial_strategy(name):
     """A k-RR-family or randomiser mechanism without a strategy here fails; the others belong to
     test_certified_edges.py (rr, custom) and the other group's adversarial file."""
@@ -618,7 +618,7 @@ def test_randomizer_view_counts_no_rounding_mass_off_its_cells():
         check_epsilon(br, 1e-17, lambda e: (randomizer_delta(pairs, K, e), 0), None, (K, 1e-17))
 
 
-def test_issue_17_krr_strong_two_rounds_against_the_exact_views():
+def test_krr_strong_two_rounds_at_a_tiny_delta_against_the_exact_views():
     """Issue 17: delta krr-strong --n 225 --gamma 0.5 --k 4 --eps 11.823 --compositions 2 gave
     [1.02363e-13, 1.02807e-13] around the exact 1.022831e-13.  Here against this file's oracle
     (A_s's views enumerated, every finite atom included, not only the +inf mass): the bracket

@@ -204,7 +204,7 @@ def test_the_sweep_can_fail():
     assert outcome(lambda: bytearray(10 ** 13), {})[0] == "memory"
 
 
-ISSUE_17 = [   # (qualified name, the bad argument, its value): the cases issue 17 names
+REPORTED = [   # (qualified name, the bad argument, its value): the cases issue 17 names
     ("shuffle_lib.core.pld.product_pmfs", "k", 10 ** 20),                              # was an endless loop
     ("shuffle_lib.mechanisms.mixnet.bitflip.q_needed", "tol", 0.0),                    # endless loop
     ("shuffle_lib.mechanisms.mixnet.bitflip.q_needed", "tol", -1.0),                   # endless loop
@@ -223,8 +223,8 @@ ISSUE_17 = [   # (qualified name, the bad argument, its value): the cases issue 
 ]
 
 
-@pytest.mark.parametrize("q, arg, bad", ISSUE_17, ids=[f"{q.rsplit('.', 1)[1]}-{a}={b!r:.12}" for q, a, b in ISSUE_17])
-def test_issue_17_cases_are_refused_naming_the_argument(q, arg, bad, files):
+@pytest.mark.parametrize("q, arg, bad", REPORTED, ids=[f"{q.rsplit('.', 1)[1]}-{a}={b!r:.12}" for q, a, b in REPORTED])
+def test_reported_bad_inputs_are_refused_naming_the_argument(q, arg, bad, files):
     kw = {k: _resolve(v, files) for k, v in spec.SPECIMENS[q].items()}
     kw[arg] = bad
     kind, exc = outcome(FUNCS[q], kw)

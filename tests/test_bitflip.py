@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from shuffle_lib import bitflip as bf
-from shuffle_lib import fake_records as fr
-from shuffle_lib import krr
-from shuffle_lib.pld import delta_exact
+from shuffle_lib.core.pld import delta_exact
+from shuffle_lib.mechanisms import krr
+from shuffle_lib.mechanisms.mixnet import bitflip as bf
+from shuffle_lib.mechanisms.mixnet import fake_records as fr
 
 Q_GRID = [0.01, 0.1, 0.25, 0.4, 0.49]
 q_, z, n_, m_, s_ = sp.symbols("q z n m s", positive=True)
@@ -342,7 +342,7 @@ def test_cli_lower_ends_are_corrected_for_the_tail_cut():
     lowered by that much, so they stay below the exact (uncut) values even where those are
     smaller than the cut (delta ~ 1e-60 at eps = 3, eps(1e-300))."""
     from shuffle_lib import cli
-    from shuffle_lib.pld import epsilon_exact
+    from shuffle_lib.core.pld import epsilon_exact
     n, q = 1000, 0.1
     _, out = cli.run(["delta", "bitflip", "--n", str(n), "--q", str(q), "--eps", "0.5", "3"])
     exact = bf.delta_pair(n, 0, q, [0.5, 3.0], tail=0.0)
@@ -359,7 +359,7 @@ def test_cli_worst_m_is_the_max_over_every_m():
     """--m worst: the bracket of max over m of the (composed) pair, against exhaustive exact values
     over every m in 0..n-1 (not only the half the CLI builds, which relies on the bit symmetry)."""
     from shuffle_lib import cli
-    from shuffle_lib.pld import product_pmfs
+    from shuffle_lib.core.pld import product_pmfs
     n, q, eps = 9, 0.15, [0.2, 0.8]
     for K in (1, 2):
         exact = np.zeros(len(eps))
@@ -402,6 +402,27 @@ def test_seed_q_suffices_worst_case_exhaustive():
         assert bf.q_needed_worst(1000, eps, dl, tol=1e-3) < qs / 3
 
 
+PROP41_GRID = [(n, eps, dl) for n in (400, 1000) for eps in (0.5, 1.0, 2.0) for dl in (1e-6, 1e-9)] \
+    + [(2000, 1.0, 1e-6)]
+"""(n, eps, delta) at which Prop. 4.1's conclusion is checked exactly (every m: O(n) PLDs each)."""
+
+
+def test_prop41_conclusion_exact_worst_case_delta_at_its_q():
+    """Prop. 4.1 (eq. 4.6) itself: at the smallest q satisfying (4.6), the exact delta of the
+    bit-flip shuffler, worst case over every collection (every m, both directions), is <= delta;
+    and q(4.6) >= q(4.5) (the proposition's correction only raises q).  Cells where (4.6) has no
+    q <= 1/2 claim nothing; enough cells must remain for the check to mean something."""
+    checked = 0
+    for n, eps, dl in PROP41_GRID:
+        q41, q45 = bf.seed_q_prop41(n, eps, dl), bf.seed_q_lemma45(n, eps, dl)
+        if q41 <= 0.5:
+            worst = float(bf.delta_worst(n, q41, eps)[0])
+            assert worst <= dl, (n, eps, dl, q41, worst)
+            checked += 1
+        assert q41 >= q45, (n, eps, dl, q41, q45)
+    assert checked >= 10, checked
+
+
 def test_q_needed_worst_grid_is_lower_bound_and_monotone():
     """Grid over m gives <= the exhaustive q; exhaustive >= q for m = 0; delta decreasing in q."""
     n, eps, dl = 150, 0.5, 1e-3
@@ -429,14 +450,14 @@ def test_seed_prop41_threshold():
 def test_fake_delta_decreasing_in_m_and_composition_bracket():
     ds = [float(fr.fake_delta(m, 5, 0.7)[0]) for m in range(1, 80, 6)]
     assert all(b <= a + 1e-15 for a, b in zip(ds, ds[1:])), ds
-    from shuffle_lib.pld import product_pmfs
+    from shuffle_lib.core.pld import product_pmfs
     # 2-fold composition, exact by Kronecker product of the full-histogram pair (m = 3, d = 2)
     m, d = 3, 2
     P = np.array([math.comb(m, h - 1) / 2 ** m if 1 <= h <= m + 1 else 0.0 for h in range(m + 2)])
     Q = P[::-1].copy()
     Pk, Qk = product_pmfs(P, Q, 2)
     exact = float(delta_exact(Pk, Qk, [0.5])[0])
-    br = fr.fake_delta_bracket(m, d, [0.5], n_c=2)[0]
+    br = fr.fake_delta_bracket(m, d, [0.5], compositions=2)[0]
     assert br.lower <= exact <= br.upper, (br, exact)
 
 
@@ -458,7 +479,7 @@ def _fake_flip_oracle(n, m, d, q, eps, others):
 
 
 def test_fake_flip_bracket_contains_enumeration():
-    from shuffle_lib import fake_flip as ff
+    from shuffle_lib.mechanisms.mixnet import fake_flip as ff
     eps = [0.0, 0.3, 1.0]
     for n, m, d, others, r in [(1, 2, 3, (), (0, 0)), (2, 2, 3, (2,), (0, 0)), (2, 2, 3, (0,), (1, 0)), (2, 3, 2, (1,), (0, 1))]:
         ex = _fake_flip_oracle(n, m, d, 0.2, eps, others)
@@ -475,7 +496,7 @@ def test_fake_flip_bracket_contains_enumeration():
 def test_fake_flip_seed_q_suffices():
     """Sec. 6: at the note's q (m = 300, eps = 2, delta = 1e-3) the certified upper end is
     <= delta, for d = 2 and d = 100 (one user: the worst case)."""
-    from shuffle_lib import fake_flip as ff
+    from shuffle_lib.mechanisms.mixnet import fake_flip as ff
     q = ff.seed_q_sec6(300, 2.0, 1e-3)
     assert q <= 0.5
     for d in (2, 100):
@@ -488,7 +509,7 @@ def test_fake_flip_seed_q_suffices():
 
 def _exact_worst_eps(n, q, delta):
     """max over every m in 0..n-1 of the exact eps(delta) of the pair (both directions)."""
-    from shuffle_lib.pld import epsilon_exact
+    from shuffle_lib.core.pld import epsilon_exact
     return max(epsilon_exact(*bf.pair_pmfs(n, m, q), delta) for m in range(n))
 
 
@@ -530,7 +551,7 @@ def test_cli_worst_m_at_the_sizes_of_chapter_5():
     """Issue 14 'done when': epsilon bitflip --m worst at n = 1e4 and 1e6, one round: relative width
     <= 1 %, the lower end at least the exact eps of the pair m = 0, route 'blocks'."""
     from shuffle_lib import cli
-    from shuffle_lib.pld import epsilon_exact
+    from shuffle_lib.core.pld import epsilon_exact
     for n, q in ((10 ** 4, 0.01), (10 ** 6, 0.001)):
         _, out = cli.run(["epsilon", "bitflip", "--n", str(n), "--q", str(q), "--m", "worst", "--delta", "1e-6"])
         r = out["results"][0]
@@ -544,8 +565,8 @@ def test_composed_worst_blocks_bracket_the_exhaustive_max(n, q, K):
     """--m worst with compositions > 1 by blocks of m (the post-processing bound holds round by
     round): lower <= max over every m in 0..n-1 of the exact K-fold product's delta <= upper, with
     blocks wider than one m at these n (M + 1 >= 32)."""
+    from shuffle_lib.core.pld import product_pmfs
     from shuffle_lib.mechanisms.mixnet.bitflip import _composed_worst
-    from shuffle_lib.pld import product_pmfs
     eps = [0.3, 1.0]
     exact = np.zeros(len(eps))
     for m in range(n):
@@ -557,3 +578,41 @@ def test_composed_worst_blocks_bracket_the_exhaustive_max(n, q, K):
         assert b.lower <= x * (1 + 1e-12) and x <= b.upper * (1 + 1e-12), (b, x)
     assert all(b.upper - b.lower <= 0.05 * b.upper for b in br), br
 
+
+
+def test_fake_records_sec5_each_step_runs_the_direction_the_conclusion_needs():
+    """Sec. 5 derives m/d >= 3 log(4/delta)((e^eps+1)/(e^eps-1))^2 by a chain written from the
+    bound (5.3) towards the condition; sufficiency needs every step read the other way.  With
+    x = m/d, c = sqrt(3 log(4/delta)), E = e^eps, on eps in {0.5, 1, 2} x delta in {1e-3, 1e-6}:
+
+    * dropping the '-1' (x(E-1) - c sqrt(x)(E+1) - 1 >= 0  =>  ... >= 0) runs the wrong way: at the
+      note's x, (5.3)'s ratio exceeds E, and (5.3)'s own condition needs a larger x (by < 2%);
+    * the Chernoff step (each count within c sqrt(x) of x except with probability <= delta/2) and
+      the union bound run the right way: exact binomial tails at the note's m are <= delta/2;
+    * the lower-bound chain's last implication (lower => upper) is false, while what its sentence
+      says (upper => lower) holds on a grid of x;
+    * the conclusion holds all the same: the exact delta at m = ceil(d x) is <= delta (d = 10, 1000).
+    """
+    from scipy.stats import binom
+
+    for eps in (0.5, 1.0, 2.0):
+        for dl in (1e-3, 1e-6):
+            E, c = math.exp(eps), math.sqrt(3 * math.log(4 / dl))
+            x = fr.seed_m_over_d(eps, dl)
+            assert x * (E - 1) - c * math.sqrt(x) * (E + 1) == pytest.approx(0.0, abs=1e-9 * x)
+            ratio = (x + c * math.sqrt(x) + 1) / (x - c * math.sqrt(x))          # (5.3) at the note's x
+            assert ratio > E
+            root = (c * (E + 1) + math.sqrt(c * c * (E + 1) ** 2 + 4 * (E - 1))) / (2 * (E - 1))
+            assert x < root ** 2 < 1.02 * x                                      # (5.3)'s own condition
+            for d in (10, 1000):
+                m = math.ceil(d * x)
+                lo, hi = m / d - c * math.sqrt(m / d), m / d + c * math.sqrt(m / d)
+                tail = binom.sf(math.floor(hi), m, 1 / d) + binom.cdf(math.ceil(lo) - 1, m, 1 / d)
+                assert tail <= dl / 2, (eps, dl, d, tail)
+                assert float(fr.fake_delta(m, d, eps)[0]) <= dl
+            xs = np.geomspace(c * c * 1.0001, 100 * x, 400)
+            s = np.sqrt(xs)
+            upper = (xs + c * s + 1) / (xs - c * s) <= E
+            lower = (xs - c * s + 1) / (xs + c * s) >= 1 / E
+            assert np.all(lower[upper]) and np.any(upper)                      # upper => lower
+            assert np.any(lower & ~upper)                                      # lower =/=> upper

@@ -21,6 +21,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 STATUSES = {"reproduced", "refuted", "ambiguous", "out-of-scope"}
 SEEDS = {"000", "001", "002", "003", "004"}
 LITERATURE = "lit"   # claims of papers beyond the seeds that a chapter checks (e.g. chapter 10's peers)
+CHECKS = {
+    "symbolic": "sympy proves the identity",
+    "library": "sympy or mpmath against the library's function, over a grid",
+    "exhaustive": "an enumeration of every case up to a size",
+    "numeric": "a grid or a sample: evidence, not a proof",
+    "search": "an adversarial search: no counterexample found, not a proof",
+    "none": "nothing to check (an out-of-scope notation table, parameter list or diagram)",
+}
+"""The kinds of check (column ``check``): what kind of evidence settles the entry."""
 
 
 def rows():
@@ -81,10 +90,12 @@ def _label_exists(path, label):
 def test_header_and_values():
     rs = rows()
     assert rs, "the ledger is empty"
-    assert list(rs[0].keys()) == ["seed", "item", "status", "settled_by", "results", "note"]
+    assert list(rs[0].keys()) == ["seed", "item", "status", "settled_by", "results", "note", "check"]
     for r in rs:
         assert r["seed"] in SEEDS | {LITERATURE}, r
         assert r["status"] in STATUSES, r
+        assert r["check"] in CHECKS, r
+        assert (r["check"] == "none") <= (r["status"] == "out-of-scope"), r   # every claim is checked somehow
         assert r["item"].strip() and r["settled_by"].strip(), r
 
 
@@ -139,3 +150,61 @@ def test_index_matches_the_seed_text(seed):
     opening = [i for i, text in enumerate(lines, 1) if _OPENS.match(text) or _CAPTION.match(text)]
     unlisted = [(i, lines[i - 1][:60]) for i in opening if i not in listed]
     assert not unlisted, f"seed {seed}: numbered results missing from tests/seed_results.csv: {unlisted}"
+
+
+def test_mutation_table_is_well_formed():
+    """tests/mutations.csv (the mutation audit's table): each row names one ledger entry (its item,
+    or the start of it), a library function that exists, and a mutation in the plugin's language."""
+    import mutation_plugin   # tests/ is on sys.path (conftest.py)
+
+    with open(ROOT / "tests" / "mutations.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    assert table and list(table[0].keys()) == ["entry", "target", "mutation", "why"]
+    items = [r["item"] for r in rows()]
+    for m in table:
+        hits = [i for i in items if i == m["entry"]] or [i for i in items if i.startswith(m["entry"])]
+        assert len(hits) == 1, (m["entry"], len(hits))
+        assert callable(mutation_plugin.resolve(m["target"])), m
+        mutation_plugin.parse(m["mutation"])
+        assert m["why"].strip(), m
+
+
+def test_mutation_plugin_mutates_every_reference():
+    """The plugin's code swap reaches a function through every name it is imported under, and its
+    mutations do what the table says (scale, an item, an argument, reverse, scale per argument)."""
+    import mutation_plugin
+    from shuffle_lib.mechanisms.mixnet import bitflip
+    from shuffle_lib.mechanisms.mixnet.bitflip import seed_q_lemma45
+
+    want = bitflip.seed_q_lemma45(1000, 1.0, 1e-6)
+    code = bitflip.seed_q_lemma45.__code__
+    try:
+        mutation_plugin.install("shuffle_lib.mechanisms.mixnet.bitflip:seed_q_lemma45", "scale 0.5")
+        assert seed_q_lemma45(1000, 1.0, 1e-6) == pytest.approx(want / 2, rel=1e-15)
+    finally:
+        bitflip.seed_q_lemma45.__code__ = code
+    assert seed_q_lemma45(1000, 1.0, 1e-6) == want
+    f = lambda x, n=2: (x, 10 * x)  # noqa: E731
+    assert mutation_plugin.mutant(f, "item[1] add 1")(1.0) == (1.0, 11.0)
+    assert mutation_plugin.mutant(f, "arg[x] scale 3")(1.0) == (3.0, 30.0)
+    assert mutation_plugin.mutant(f, "reverse")(1.0) == (10.0, 1.0)
+    assert mutation_plugin.mutant(f, "scale 2 per n")(1.0, n=3) == (8.0, 80.0)
+    assert mutation_plugin.mutant(lambda: {"a": 1, "b": 2}, "item[a] copy b")() == {"a": 2, "b": 2}
+    with pytest.raises(ValueError, match="mutation"):
+        mutation_plugin.parse("double it")
+
+
+def test_verify_finds_a_claims_entries_and_every_cited_test_exists():
+    """``python -m tests.verify CLAIM`` runs the tests an entry cites (settled_by and note): each must
+    exist, or the command would report it as not collected; a claim finds its entries by item or
+    numbered result."""
+    import verify   # tests/ is on sys.path (conftest.py)
+
+    for r in rows():
+        for ref in verify.tests_of(r):
+            path, name = ref.split("::")
+            assert (ROOT / path).exists() and _test_exists(path, name), (r["item"][:50], ref)
+    prop = verify.matching("Proposition 4.1", rows())
+    assert any(r["item"].startswith("Proposition 4.1 (eq. 4.6)") for r in prop)
+    assert verify.matching("004:Lemma 4.5", rows()) and not verify.matching("no such claim", rows())
+    assert verify.main(["no such claim"]) == 2                   # one line naming the argument, exit 2

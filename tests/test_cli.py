@@ -1,8 +1,6 @@
 """The CLI contract of issue 2: JSON shape, brackets around exact values, clean errors."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -11,11 +9,7 @@ import exact_oracle as oracle
 import shuffle_lib as sl
 
 
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "shuffle_lib", *args], capture_output=True, text=True, timeout=600)
-
-
-def test_delta_rr_json_brackets_the_binomial_sum():
+def test_delta_rr_json_brackets_the_binomial_sum(cli):
     r = cli("delta", "rr", "--eps0", "1", "--eps", "0.5", "--compositions", "10", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
@@ -27,7 +21,7 @@ def test_delta_rr_json_brackets_the_binomial_sum():
     assert res["delta_lower"] <= exact <= res["delta_upper"]
 
 
-def test_epsilon_custom_json_brackets_the_exact_value(tmp_path):
+def test_epsilon_custom_json_brackets_the_exact_value(tmp_path, cli):
     rng = np.random.default_rng(5)
     p, q = rng.dirichlet(np.ones(3)), rng.dirichlet(np.ones(3))
     f = tmp_path / "pair.json"
@@ -41,7 +35,7 @@ def test_epsilon_custom_json_brackets_the_exact_value(tmp_path):
         assert res["eps_lower"] <= exact <= res["eps_upper"]
 
 
-def test_custom_delta_brackets_exact(tmp_path):
+def test_custom_delta_brackets_exact(tmp_path, cli):
     p, q = [0.5, 0.3, 0.2, 0.0], [0.25, 0.25, 0.25, 0.25]
     f = tmp_path / "pair.json"
     f.write_text(json.dumps({"p": p, "q": q}))
@@ -51,12 +45,12 @@ def test_custom_delta_brackets_exact(tmp_path):
         assert res["delta_lower"] <= exact <= res["delta_upper"]
 
 
-def test_table_output():
+def test_table_output(cli):
     r = cli("delta", "rr", "--eps0", "1", "--eps", "0.5", "1")
     assert r.returncode == 0 and "delta_lower" in r.stdout and r.stdout.count("\n") >= 4
 
 
-def test_infinite_eps_is_null(tmp_path):
+def test_infinite_eps_is_null(tmp_path, cli):
     f = tmp_path / "pair.json"
     f.write_text(json.dumps({"p": [0.5, 0.5], "q": [1.0, 0.0]}))
     out = json.loads(cli("epsilon", "custom", "--pmfs", str(f), "--delta", "0.1", "--json").stdout)
@@ -74,7 +68,7 @@ def test_infinite_eps_is_null(tmp_path):
     (["delta", "custom", "--pmfs", "/nonexistent.json", "--eps", "1"], "cannot read"),
     (["delta", "rr", "--eps0", "1", "--eps", "1", "--accuracy", "0"], "accuracy"),
 ])
-def test_bad_input_exits_2_with_one_line(args, needle):
+def test_bad_input_exits_2_with_one_line(args, needle, cli):
     r = cli(*args)
     assert r.returncode == 2
     assert r.stdout == ""
@@ -88,7 +82,7 @@ def test_bad_input_exits_2_with_one_line(args, needle):
     ('{"p": [0.5, 0.6], "q": [0.5, 0.5]}', "sum to 1"),
     ('{"p": [0.5, 0.5], "q": [0.2, 0.3, 0.5]}', "same length"),
 ])
-def test_bad_pmf_files(tmp_path, content, needle):
+def test_bad_pmf_files(tmp_path, content, needle, cli):
     f = tmp_path / "bad.json"
     f.write_text(content)
     r = cli("delta", "custom", "--pmfs", str(f), "--eps", "1")

@@ -23,8 +23,7 @@ import warnings
 
 import pytest
 
-from shuffle_lib import cli
-from shuffle_lib.core import registry
+from shuffle_lib import cli, mechanisms
 from shuffle_lib.core import validate as v
 
 TIME_LIMIT = 20   # seconds per in-process call
@@ -40,8 +39,8 @@ def is_file_option(p):
     return p.kind is str and p.choices is None and "JSON file" in p.help
 
 
-def mechanisms():
-    return [registry.get(n) for n in registry.names()]
+def declarations():
+    return [mechanisms.get(n) for n in mechanisms.names()]
 
 
 @contextlib.contextmanager
@@ -116,7 +115,7 @@ def bad_numbers(p):
 
 def option_cases():
     """(mechanism, option, bad text) for every declared option of every mechanism."""
-    for mech in mechanisms():
+    for mech in declarations():
         for p in mech.params:
             if p.choices is not None:
                 for bad in ("nosuch", ""):
@@ -140,7 +139,7 @@ def test_every_declared_option_refuses_bad_values(verb, tmp_path):
     target = ["--eps", "1"] if verb == "delta" else ["--delta", "1e-6"]
     count = 0
     for name, option, bad in option_cases():
-        mech = registry.get(name)
+        mech = mechanisms.get(name)
         argv = [verb, name, *with_value(example_argv(mech, tmp_path), option, bad), *target]
         assert_refused(argv, option)
         count += 1
@@ -153,9 +152,9 @@ RUN_BAD = {"--compositions": ["0", "-1", "1.5", "nan", "abc", "", "99999999999",
            "--delta": ["0", "1", "-1", "nan", "inf", "abc", "2"]}
 
 
-@pytest.mark.parametrize("mech", registry.names())
+@pytest.mark.parametrize("mech", mechanisms.names())
 def test_run_options_refuse_bad_values(mech, tmp_path):
-    m = registry.get(mech)
+    m = mechanisms.get(mech)
     for verb, target in (("delta", ["--eps", "1"]), ("epsilon", ["--delta", "1e-6"])):
         base = [verb, mech, *example_argv(m, tmp_path), *target]
         for option in ("--compositions", "--accuracy", target[0]):
@@ -163,9 +162,9 @@ def test_run_options_refuse_bad_values(mech, tmp_path):
                 assert_refused(with_value(base, option, bad), option)
 
 
-@pytest.mark.parametrize("mech", registry.names())
+@pytest.mark.parametrize("mech", mechanisms.names())
 def test_rdp_order_and_calibrate_refuse_bad_values(mech, tmp_path):
-    m = registry.get(mech)
+    m = mechanisms.get(mech)
     base = ["rdp", mech, *example_argv(m, tmp_path), "--order", "2"]
     for bad in ["1", "0.5", "-1", "nan", "inf", "abc", "1e999", repr(2 * LAM_MAX())]:
         assert_refused(with_value(base, "--order", bad), "--order")
@@ -186,7 +185,7 @@ def LAM_MAX():
 
 
 def test_every_file_option_has_a_valid_file():
-    found = {p.option for m in mechanisms() for p in m.params if is_file_option(p)}
+    found = {p.option for m in declarations() for p in m.params if is_file_option(p)}
     assert found == set(VALID_FILE), found
 
 
@@ -274,7 +273,7 @@ def test_subsampled_math_domain_error_is_gone(argv):
 
 
 def example_commands():
-    for mech in mechanisms():
+    for mech in declarations():
         if mech.example:
             opts = [x for k, val in mech.example.items() for x in (mech.param(k).option, str(val))]
             yield [mech.name, *opts]

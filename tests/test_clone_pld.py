@@ -1,4 +1,4 @@
-"""PLDs of the clones pairs (shuffle_lib.clone_pld): exact, truncated and grid constructions are
+"""PLDs of the clones pairs (shuffle_lib.mechanisms.clones.pld): exact, truncated and grid constructions are
 certified against the exact O(n^2) enumeration; term counts of the seeds' truncations."""
 
 import math
@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shuffle_lib import clone_pld, clones, fourier, pld
+from shuffle_lib.core import fourier, pld
+from shuffle_lib.mechanisms import clones
+from shuffle_lib.mechanisms.clones import pld as clone_pld
 
 EPS = [0.0, 0.05, 0.2, 0.6, 1.5]
 
@@ -109,9 +111,9 @@ def test_cli_single_round_at_any_n_uses_the_exact_method(monkeypatch):
 
 
 def test_rdp_too_large_is_a_clear_error():
-    from shuffle_lib import renyi
+    from shuffle_lib.mechanisms.clones import renyi as clone_renyi
     with pytest.raises(ValueError, match="exact RDP is out of reach"):
-        renyi.clone_rdp(10 ** 6, 1.0, 2)
+        clone_renyi.clone_rdp(10 ** 6, 1.0, 2)
 
 
 def test_cli_top_atom_pld_is_certified():
@@ -132,6 +134,11 @@ def test_term_counts_ordering():
         c = clone_pld.term_counts(n, 4.0, 1e-12)
         assert c["quantile"] <= c["hoeffding2"] <= c["hoeffding1"] <= c["full"]
         assert c["full"] == (n + 1) * (n + 2) // 2
+    # Lemma 6's O(n) itself: from n = 1e3 to 1e4 the two-level count grows like n^1.0 (at most
+    # n^1.1), the one-level count faster (n^1.2 here, n^1.5 asymptotically)
+    a, b = clone_pld.term_counts(10 ** 3, 4.0, 1e-12), clone_pld.term_counts(10 ** 4, 4.0, 1e-12)
+    growth = {k: math.log10(b[k] / a[k]) for k in a}
+    assert growth["hoeffding2"] < 1.1 < growth["hoeffding1"], growth
 
 
 def test_validation():
@@ -169,6 +176,7 @@ def test_koskela_atom_masses_against_mpmath_at_eps0_8():
     """Issue 17: 1 - w cancelled where the odds are tiny (3e-8 relative at n = 60, eps0 = 8); now every
     atom is within 1e-13 of a 60-digit computation, and the one-round bracket holds the exact delta."""
     import mpmath as mp
+
     from shuffle_lib.mechanisms.clones.pairs import PAIRS, delta_bracket_single
     from shuffle_lib.mechanisms.clones.pld import atoms_at
     n, eps0 = 60, 8.0

@@ -1,10 +1,8 @@
-"""The clones pairs (shuffle_lib.clones): definitions, Lemmas B.1-B.3, delta(inf), certified
+"""The clones pairs (shuffle_lib.mechanisms.clones): definitions, Lemmas B.1-B.3, delta(inf), certified
 single-round brackets, compositions, validity classes and the CLI."""
 
 import json
 import math
-import subprocess
-import sys
 
 import mpmath as mp
 import numpy as np
@@ -14,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
 
-from shuffle_lib import clones, pld
-from shuffle_lib.clone_pld import clone_pmfs
+from shuffle_lib.core import pld
+from shuffle_lib.mechanisms import clones
+from shuffle_lib.mechanisms.clones.pld import clone_pmfs
 
 PAIRS = ["fmt21", "stronger", "koskela"]
 
@@ -123,6 +122,54 @@ def test_lemmas_B1_B2_B3_symbolic():
     P1b0 = pc(a - 1) / 2 ** (a - 1)
     P0b0 = pc(a) / 2 ** a
     assert sp.simplify(sp.gammasimp(sp.combsimp(P1b0 / P0b0)) - 2 * a / (n - a) * (1 - p) / p) == 0
+
+
+def _lemma_b1_pair():
+    """The pair of seed 000 eq. 5.1 from Lemma B.1's pieces, in sympy: P = q P1 + (1-q) P0,
+    Q = q Q1 + (1-q) P0 with P1, Q1, P0 the binomial laws of the lemma, and the log-ratio that
+    Lemma B.1 (P1 = a/b Q1, P0 = r (n-a-b)/(2b) Q1, r = p/(1-p)) gives for P/Q."""
+    a, b, n = sp.symbols("a b n", integer=True, nonnegative=True)
+    p, q = sp.symbols("p q", positive=True)
+    pc = lambda i: sp.binomial(n - 1, i) * p ** i * (1 - p) ** (n - 1 - i)  # noqa: E731
+    P1 = pc(a + b - 1) * sp.binomial(a + b - 1, a - 1) / 2 ** (a + b - 1)
+    Q1 = pc(a + b - 1) * sp.binomial(a + b - 1, a) / 2 ** (a + b - 1)
+    P0 = pc(a + b) * sp.binomial(a + b, a) / 2 ** (a + b)
+    r1, r0 = a / b, p / (1 - p) * (n - a - b) / (2 * b)          # Lemma B.1
+    ratio = sp.log((q * r1 + (1 - q) * r0) / (q + (1 - q) * r0))
+    return (a, b, n, p, q), q * P1 + (1 - q) * P0, q * Q1 + (1 - q) * P0, ratio
+
+
+def test_lemma_b1_against_the_library_on_a_grid():
+    """Lemma B.1 linked to the library: on every atom (a, b) of n in {2, 9, 30, 80} x eps0 in
+    {0.1, 1.3, 4}, the koskela pair built from the lemma's binomial pieces (mpmath, 30 digits)
+    equals clone_pmfs, and the log-ratio that Lemma B.1's two identities give equals the
+    library's loss (its closed form, module docstring of clones.pairs) where b > 0."""
+    mp.mp.dps = 30
+
+    def binomial(x, k):                           # C(x, k) = 0 outside 0 <= k <= x
+        return mp.binomial(x, k) if 0 <= k <= x else mp.mpf(0)
+    syms, P, Q, ratio = _lemma_b1_pair()
+    mods = [{"binomial": binomial}, "mpmath"]
+    fP, fQ, fr = (sp.lambdify(syms, e, modules=mods) for e in (P, Q, ratio))
+    koskela = clones.PAIRS["koskela"]
+    compared = 0
+    for n in (2, 9, 30, 80):
+        for eps0 in (0.1, 1.3, 4.0):
+            p, q = mp.e ** -mp.mpf(eps0), mp.e ** mp.mpf(eps0) / (mp.e ** mp.mpf(eps0) + 1)
+            Pm, Qm = clone_pmfs(n, eps0, "koskela")
+            s = np.concatenate([np.full(k + 1, k) for k in range(n + 1)])
+            a = np.concatenate([np.arange(k + 1) for k in range(n + 1)])
+            _, al, be, ga = clones.shared_weights(n, eps0, koskela, s)
+            lib_loss = clones.loss(s, a, al, be, ga)
+            for i, (si, ai) in enumerate(zip(s.tolist(), a.tolist())):
+                bi = si - ai
+                want_p, want_q = fP(ai, bi, n, p, q), fQ(ai, bi, n, p, q)
+                assert Pm[i] == pytest.approx(float(want_p), rel=1e-10, abs=1e-300), (n, eps0, ai, bi)
+                assert Qm[i] == pytest.approx(float(want_q), rel=1e-10, abs=1e-300), (n, eps0, ai, bi)
+                if bi > 0 and ai + bi < n and want_q > 1e-300:
+                    assert lib_loss[i] == pytest.approx(float(fr(ai, bi, n, p, q)), rel=1e-9, abs=1e-12)
+                    compared += 1
+    assert compared > 5000, compared
 
 
 def test_lemma12_and_eq57_58_numeric():
@@ -235,18 +282,14 @@ def test_compositions_contain_exact_product():
     assert b.lower <= exact <= b.upper
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "shuffle_lib", *args], capture_output=True, text=True, timeout=300)
-
-
-def test_cli_done_when():
+def test_cli_done_when(cli):
     """n = 1e4, eps0 = 4, n_c in {1, 10, 100}, delta in {1e-4, 1e-6, 1e-8}: <= 0.1 % wide, exact inside."""
     deltas = [1e-4, 1e-6, 1e-8]
     single = [clones.epsilon_bracket_single(10 ** 4, 4.0, d) for d in deltas]
     prev = None
     for k in (1, 10, 100):
-        r = _cli("epsilon", "ldp-shuffle", "--n", "10000", "--eps0", "4", "--delta", *map(str, deltas),
-                 "--compositions", str(k), "--json")
+        r = cli("epsilon", "ldp-shuffle", "--n", "10000", "--eps0", "4", "--delta", *map(str, deltas),
+                "--compositions", str(k), "--json")
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout)
         for i, row in enumerate(out["results"]):
@@ -259,17 +302,17 @@ def test_cli_done_when():
         prev = [(row["eps_lower"], row["eps_upper"]) for row in out["results"]]
 
 
-def test_cli_bad_input():
-    r = _cli("delta", "ldp-shuffle", "--n", "0", "--eps0", "1", "--eps", "0.1")
+def test_cli_bad_input(cli):
+    r = cli("delta", "ldp-shuffle", "--n", "0", "--eps0", "1", "--eps", "0.1")
     assert r.returncode == 2 and "n must be" in r.stderr
-    r = _cli("delta", "ldp-shuffle", "--n", "100", "--eps0", "1", "--eps", "0.1", "--pair", "nope")
+    r = cli("delta", "ldp-shuffle", "--n", "100", "--eps0", "1", "--eps", "0.1", "--pair", "nope")
     assert r.returncode == 2
 
 
-def test_cli_pairs_differ():
+def test_cli_pairs_differ(cli):
     vals = {}
     for pr in PAIRS:
-        r = _cli("delta", "ldp-shuffle", "--n", "1000", "--eps0", "2", "--eps", "0.3", "--pair", pr, "--json")
+        r = cli("delta", "ldp-shuffle", "--n", "1000", "--eps0", "2", "--eps", "0.3", "--pair", pr, "--json")
         assert r.returncode == 0, r.stderr
         row = json.loads(r.stdout)["results"][0]
         exact = clones.delta_bracket_single(1000, 2.0, 0.3, pr)
@@ -295,7 +338,8 @@ def brute_no_w_pair(n, p, u):
 def test_top_loss_is_above_every_finite_loss(n):
     """clone_top_loss is where the tail cut's dropped mass goes: it must not lie below any finite
     loss.  The koskela case once dropped the 1 + and the S = n atoms (0.760 < 1.144 at n = 2)."""
-    from shuffle_lib.mechanisms.clones.pairs import PAIRS as PAIR_DECL, general_pair
+    from shuffle_lib.mechanisms.clones.pairs import PAIRS as PAIR_DECL
+    from shuffle_lib.mechanisms.clones.pairs import general_pair
     cases = [(PAIR_DECL["koskela"], e0, math.exp(-e0), math.exp(e0) / (1 + math.exp(e0))) for e0 in (0.1, 0.5, 1, 3, 8)]
     cases += [(general_pair(pc, u, 0.0), None, pc, u) for pc in (0.3, 0.9) for u in (0.01, 0.6)]
     for pr, e0, pc, u in cases:

@@ -11,13 +11,14 @@ with wider brackets.
 
 import math
 
+import exact_oracle as oracle
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-import exact_oracle as oracle
 import shuffle_lib as sl
-from shuffle_lib import grid
+from shuffle_lib.core import grid
 
 FAST = dict(deadline=None, derandomize=True, database=None)
 

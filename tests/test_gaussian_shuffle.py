@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from shuffle_lib import gaussian_shuffle as gs
+from shuffle_lib.mechanisms import gaussian_shuffle as gs
 
 
 @pytest.mark.parametrize("sigma, eps", [(0.5, 0.5), (1.0, 0.2), (2.0, 0.1)])

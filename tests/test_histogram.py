@@ -1,4 +1,4 @@
-"""Tests for shuffle_lib.histogram: seed 002 (Biswas et al.) eq. 3-6, 11-15, and the exact deltas.
+"""Tests for shuffle_lib.mechanisms.histogram: seed 002 (Biswas et al.) eq. 3-6, 11-15, and the exact deltas.
 
 Oracles: sympy (exact rational arithmetic with e^eps0 = 3), exhaustive enumeration of
 every user's report for tiny n, and the independent direct-convolution route.
@@ -7,8 +7,6 @@ every user's report for tiny n, and the independent direct-convolution route.
 import itertools
 import json
 import math
-import subprocess
-import sys
 from fractions import Fraction
 
 import numpy as np
@@ -17,8 +15,8 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shuffle_lib import histogram as h
-from shuffle_lib.pld import delta_exact
+from shuffle_lib.core.pld import delta_exact
+from shuffle_lib.mechanisms import histogram as h
 
 E0 = math.log(3.0)          # e^eps0 = 3: every k-RR probability is rational
 CASES = [(2, 0, 10), (2, 1, 3), (5, 2, 2), (6, 0, 4), (6, 5, 3), (9, 4, 10), (12, 7, 5)]
@@ -230,13 +228,9 @@ def test_extreme_valid_inputs():
     assert h.delta_hat(0.5, 20000, 10, 0.1, 2) >= 0.0   # large n, chunked sums
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "shuffle_lib", *args], capture_output=True, text=True)
-
-
-def test_cli_json_matches_library():
-    r = _cli("delta", "histogram-krr", "--n", "100", "--n-x0", "80", "--k", "10", "--eps0", "2",
-             "--eps", "0.1", "0.5", "--json")
+def test_cli_json_matches_library(cli):
+    r = cli("delta", "histogram-krr", "--n", "100", "--n-x0", "80", "--k", "10", "--eps0", "2",
+            "--eps", "0.1", "0.5", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     ref = h.delta_count_exact([0.1, 0.5], 100, 80, 2.0, 10)
@@ -245,6 +239,6 @@ def test_cli_json_matches_library():
     assert "marginal" in out["params"]["view"]
 
 
-def test_cli_bad_input():
-    r = _cli("delta", "histogram-krr", "--n", "10", "--n-x0", "10", "--k", "3", "--eps0", "1", "--eps", "0.1")
+def test_cli_bad_input(cli):
+    r = cli("delta", "histogram-krr", "--n", "10", "--n-x0", "10", "--k", "3", "--eps0", "1", "--eps", "0.1")
     assert r.returncode == 2 and "--n-x0" in r.stderr and r.stderr.count("\n") == 1

@@ -1,5 +1,5 @@
-"""Tests of shuffle_lib.krr (issue 3): oracles are sympy, brute-force enumeration of the
-protocol (shuffle_lib.krr_checks, rational arithmetic), scipy closed forms and the
+"""Tests of shuffle_lib.mechanisms.krr (issue 3): oracles are sympy, brute-force enumeration of the
+protocol (shuffle_lib.mechanisms.krr.checks, rational arithmetic), scipy closed forms and the
 independent dp_accounting PLD implementation."""
 
 import json
@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
 
-from shuffle_lib import krr
-from shuffle_lib import krr_checks as kc
-from shuffle_lib import krr_large
-from shuffle_lib.pld import delta_exact, epsilon_exact, hockey_stick, pld_from_pmfs, product_pmfs, tail_probability
+from shuffle_lib.core.pld import delta_exact, epsilon_exact, hockey_stick, pld_from_pmfs, product_pmfs, tail_probability
+from shuffle_lib.mechanisms import krr
+from shuffle_lib.mechanisms.krr import checks as kc
+from shuffle_lib.mechanisms.krr import large as krr_large
 
 FIG1 = dict(n=1000, gamma=0.25, k=4)
 
@@ -134,7 +134,7 @@ def test_bruteforce_composition_in_bracket(view):
     """Two rounds: the enumerated product views' tight delta lies in the library bracket."""
     n, g, k = 4, 0.4, 2
     bf = kc.brute_delta(n, g, k, view, EPS[1:], n_c=2)
-    br = krr.delta_bracket(view, n, g, k, EPS[1:], n_c=2)
+    br = krr.delta_bracket(view, n, g, k, EPS[1:], compositions=2)
     for d, b in zip(bf, br):
         assert b.lower <= d * (1 + 1e-12) + 1e-15 and d <= b.upper * (1 + 1e-12) + 1e-15
 
@@ -216,10 +216,10 @@ def test_large_n_paths_are_certified(monkeypatch):
         pl = krr.adversary_pld(view, 300, 0.35, 3)
         for n_c in (1, 3):
             want = [hockey_stick(pl.lower, e) for e in eps] if n_c == 1 else \
-                [b for b in krr.delta_bracket(view, 300, 0.35, 3, eps, n_c=n_c)]
+                [b for b in krr.delta_bracket(view, 300, 0.35, 3, eps, compositions=n_c)]
             monkeypatch.setattr(krr, "BIN_ABOVE", 100)
             monkeypatch.setattr(krr, "BIN_STEP", 1e-3)
-            got = krr.delta_bracket(view, 300, 0.35, 3, eps, n_c=n_c)
+            got = krr.delta_bracket(view, 300, 0.35, 3, eps, compositions=n_c)
             monkeypatch.undo()
             for w, g in zip(want, got):
                 lo, hi = (w, w) if n_c == 1 else (w.lower, w.upper)
@@ -245,7 +245,7 @@ def test_monotone(view):
     """delta falls with eps and with gamma, and rises with the number of rounds."""
     d = [krr.hockey_stick_pair(krr.adversary_pld(view, 200, g, 3), 0.5)[0] for g in (0.2, 0.4, 0.8)]
     assert d[0] > d[1] > d[2]
-    br = [krr.delta_bracket(view, 200, 0.4, 3, [0.5], n_c=c)[0] for c in (1, 2, 4)]
+    br = [krr.delta_bracket(view, 200, 0.4, 3, [0.5], compositions=c)[0] for c in (1, 2, 4)]
     assert br[0].upper < br[1].lower and br[1].upper < br[2].lower
 
 
@@ -301,7 +301,7 @@ def test_thm8_composed_tail_exceeds_tight_delta():
     pl = krr.strong_pld(**FIG1)
     for n_c, e in ((10, 1.0), (10, 2.0)):
         lo, _ = kc.composed_tail(pl.lower.losses, pl.lower.probs, pl.lower.inf_mass, n_c, [e])[0]
-        assert lo > 2 * krr.delta_bracket("strong", eps=[e], n_c=n_c, accuracy=2e-3, **FIG1)[0].upper
+        assert lo > 2 * krr.delta_bracket("strong", eps=[e], compositions=n_c, accuracy=2e-3, **FIG1)[0].upper
 
 
 # ---- analytic bounds --------------------------------------------------------------------
@@ -348,7 +348,7 @@ def test_validation_misc():
     with pytest.raises(ValueError, match="adversary"):
         krr.adversary_pld("medium", 10, 0.5, 2)
     with pytest.raises(ValueError, match="compositions"):
-        krr.delta_bracket("strong", 10, 0.5, 2, [1.0], n_c=0)
+        krr.delta_bracket("strong", 10, 0.5, 2, [1.0], compositions=0)
     with pytest.raises(ValueError, match="eps0"):
         krr.gamma_from_eps0(-1.0, 3)
     with pytest.raises(ValueError, match="delta"):
@@ -371,12 +371,6 @@ def test_extremes():
 
 
 # ---- CLI ---------------------------------------------------------------------------------
-
-
-def _cli(*args):
-    out = subprocess.run([sys.executable, "-m", "shuffle_lib", *args, "--json"], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
 
 
 def _dp_accounting_delta(pl, n_c, eps, h, pessimistic):
@@ -420,8 +414,8 @@ def test_cli_done_when(mech, n_c, capsys):
         assert r["delta_lower"] <= b + slack and a <= r["delta_upper"] * (1 + 1e-12)
 
 
-def test_cli_epsilon_and_errors():
-    out = _cli("epsilon", "krr-strong", "--n", "1000", "--gamma", "0.25", "--k", "4", "--delta", "1e-6")
+def test_cli_epsilon_and_errors(cli_json):
+    out = cli_json("epsilon", "krr-strong", "--n", "1000", "--gamma", "0.25", "--k", "4", "--delta", "1e-6")
     r = out["results"][0]
     pl = krr.strong_pld(**FIG1)
     assert r["eps_lower"] <= r["eps_upper"]

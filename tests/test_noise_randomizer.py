@@ -60,15 +60,18 @@ def _gauss_delta(mu, eps):
     return stats.norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu)
 
 
-@pytest.mark.parametrize("noise,eps", [("gaussian", 0.1), ("laplace", 0.5)] + (
-    [("gaussian", 0.5), ("gaussian", 1.0), ("laplace", 0.1), ("laplace", 1.0)] if FULL else []))
+@pytest.mark.parametrize(
+    "noise,eps",
+    [("gaussian", 0.1), ("laplace", 0.5)]
+    + ([("gaussian", 0.5), ("gaussian", 1.0), ("laplace", 0.1), ("laplace", 1.0)] if FULL else []),
+)
 def test_two_users_exact_delta_inside_bracket(noise, eps):
     dist = stats.norm(0, 1.0) if noise == "gaussian" else stats.laplace(0, 1.0)
     br = N.delta_bracket(noise, 2, eps, scale=1.0)
     exact = [_two_user_delta(dist, eps, z) for z in (0.0, 0.5, 1.0)]
     assert br.upper >= max(exact) * (1 + 1e-3)
     assert br.lower <= exact[0] * (1 + 1e-3)
-    assert br.lower > 0 or exact[0] < 1e-9     # Laplace b = 1 is 1-DP: delta(1) = 0
+    assert br.lower > 0 or exact[0] < 1e-9  # Laplace b = 1 is 1-DP: delta(1) = 0
 
 
 def test_three_users_exact_delta_below_upper():
@@ -82,12 +85,14 @@ def test_three_users_exact_delta_below_upper():
     q0 = r0[A] * r0[B] * r0[C]
     q1 = (r1[A] * r0[B] * r0[C] + r0[A] * r1[B] * r0[C] + r0[A] * r0[B] * r1[C]) / 3
     e = math.exp(eps)
-    exact = max(np.sum(np.maximum(q1 - e * q0, 0)), np.sum(np.maximum(q0 - e * q1, 0))) * dy ** 3
+    exact = max(np.sum(np.maximum(q1 - e * q0, 0)), np.sum(np.maximum(q0 - e * q1, 0))) * dy**3
     br = N.delta_bracket("gaussian", 3, eps, scale=sd)
     assert br.lower <= exact * 1.01 and exact <= br.upper
 
 
-@pytest.mark.parametrize("n,eps", [(100, 0.1)] + ([(100, 0.02), (10_000, 0.02), (10_000, 0.1)] if FULL else []))
+@pytest.mark.parametrize(
+    "n,eps", [(100, 0.1)] + ([(100, 0.02), (10_000, 0.02), (10_000, 0.1)] if FULL else [])
+)
 def test_gaussian_sum_closed_form_below_upper(n, eps):
     lower_truth = _gauss_delta(1.0 / math.sqrt(n), eps)
     assert N.upper_delta("gaussian", n, eps, scale=1.0) >= lower_truth
@@ -98,7 +103,7 @@ def test_one_user_is_the_local_hockey_stick(eps):
     up = N.upper_delta("gaussian", 1, eps, scale=1.0)
     ex = _gauss_delta(1.0, eps)
     assert ex <= up <= ex * (1 + 1e-3) + 1e-12
-    b = 0.7        # Laplace: L in [-1/b, 1/b]; delta = P1(L > eps) - e^eps P0(L > eps), closed form
+    b = 0.7  # Laplace: L in [-1/b, 1/b]; delta = P1(L > eps) - e^eps P0(L > eps), closed form
     t = (b * eps + 1) / 2 if eps < 1 / b else math.inf
     ex_l = stats.laplace.sf(t - 1, scale=b) - math.exp(eps) * stats.laplace.sf(t, scale=b)
     up_l = N.upper_delta("laplace", 1, eps, scale=b)
@@ -109,7 +114,9 @@ def test_custom_scipy_family_matches_named():
     """A Noise built from scipy's logistic is accepted; the Gaussian as a custom Noise (numeric
     loss inversion) gives the named route's value to 1e-6."""
     g = N.Noise(stats.norm(0, 1.0))
-    assert N.upper_delta(g, 50, 0.2) == pytest.approx(N.upper_delta("gaussian", 50, 0.2, scale=1.0), rel=1e-6)
+    assert N.upper_delta(g, 50, 0.2) == pytest.approx(
+        N.upper_delta("gaussian", 50, 0.2, scale=1.0), rel=1e-6
+    )
     lg = N.Noise(stats.logistic(0, 0.5))
     br = N.delta_bracket(lg, 20, 0.3)
     assert 0 < br.lower <= br.upper < 1
@@ -123,8 +130,12 @@ def test_rejects_asymmetric_or_non_log_concave_noise():
 
 
 @settings(max_examples=20 if FULL else 4, deadline=None)
-@given(st.sampled_from(["gaussian", "laplace"]), st.floats(0.3 if FULL else 0.7, 3.0),
-       st.integers(1, 300 if FULL else 40), st.floats(0.0, 2.0))
+@given(
+    st.sampled_from(["gaussian", "laplace"]),
+    st.floats(0.3 if FULL else 0.7, 3.0),
+    st.integers(1, 300 if FULL else 40),
+    st.floats(0.0, 2.0),
+)
 def test_bracket_ordered_and_monotone(noise, scale, n, eps):
     br = N.delta_bracket(noise, n, eps, scale=scale)
     assert 0 <= br.lower <= br.upper <= 1
@@ -151,6 +162,7 @@ def test_gaussian_n100_has_a_finite_upper_epsilon():
 
 # ---- several rounds ----
 
+
 def _gauss_hockey(mu, eps):
     """H_alpha of N(mu, 1) against N(0, 1) at alpha = e^eps, any real eps (Balle & Wang 2018,
     Thm 8; for eps < 0 the same formula holds)."""
@@ -167,7 +179,10 @@ def test_envelope_dominates_the_profile_everywhere(wobble):
     u = np.array([_gauss_hockey(mu, e) for e in grid])
     u = np.minimum(1.0, u * (1 + wobble * np.random.default_rng(3).random(u.size)))
     pq, qp = C.envelope_pld(grid, u)
-    assert math.fsum(pq.probs) + pq.inf_mass <= 1 + 1e-12 and math.fsum(qp.probs) + qp.inf_mass <= 1 + 1e-12
+    assert (
+        math.fsum(pq.probs) + pq.inf_mass <= 1 + 1e-12
+        and math.fsum(qp.probs) + qp.inf_mass <= 1 + 1e-12
+    )
     dense = np.linspace(-6.0, 7.0, 521)
     truth = np.array([_gauss_hockey(mu, e) for e in dense])
     for pld in (pq, qp):
@@ -216,7 +231,7 @@ def test_two_users_composed_inside_bracket():
     for e, b in zip(eps, br):
         down = max(_composed_pair_delta(p1, p0, K, e, -1), _composed_pair_delta(p0, p1, K, e, -1))
         up = max(_composed_pair_delta(p1, p0, K, e, +1), _composed_pair_delta(p0, p1, K, e, +1))
-        assert b.upper >= down * (1 - 2e-3)        # the 801-cell midpoint rule: allowance 0.2 %
+        assert b.upper >= down * (1 - 2e-3)  # the 801-cell midpoint rule: allowance 0.2 %
         assert 0 < b.lower <= up * (1 + 2e-3)
 
 
@@ -248,8 +263,25 @@ def test_fine_binning_limit_against_matrix_route(tmp_path):
     p = stats.laplace.sf(0.5, scale=b)
     f = tmp_path / "m.json"
     f.write_text(json.dumps({"matrix": [[1 - p, p], [p, 1 - p]]}))
-    out = subprocess.run([sys.executable, "-m", "shuffle_lib", "delta", "randomizer", "--matrix", str(f),
-                          "--n", str(n), "--eps", str(eps), "--json"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "shuffle_lib",
+            "delta",
+            "randomizer",
+            "--matrix",
+            str(f),
+            "--n",
+            str(n),
+            "--eps",
+            str(eps),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     low = json.loads(out.stdout)["results"][0]["delta_lower"]
     assert 0 < low <= N.upper_delta("laplace", n, eps, scale=b)
 
@@ -257,17 +289,39 @@ def test_fine_binning_limit_against_matrix_route(tmp_path):
 @pytest.mark.parametrize("noise,K", [("gaussian", 1), ("laplace", 1), ("laplace", 2)])
 def test_cli_delta_json(noise, K, capsys):
     """In-process (the subprocess route is the bad-input test's)."""
-    code = main(["delta", "randomizer", "--noise", noise, "--scale", "1", "--n", "2", "--eps", "0.1", "0.5",
-                 "--compositions", str(K), "--json"])
+    code = main(
+        [
+            "delta",
+            "randomizer",
+            "--noise",
+            noise,
+            "--scale",
+            "1",
+            "--n",
+            "2",
+            "--eps",
+            "0.1",
+            "0.5",
+            "--compositions",
+            str(K),
+            "--json",
+        ]
+    )
     assert code == 0
     res = json.loads(capsys.readouterr().out)["results"]
     assert [r["eps"] for r in res] == [0.1, 0.5]
     assert all(0 < r["delta_lower"] <= r["delta_upper"] for r in res)
 
 
-@pytest.mark.parametrize("args,word", [(["--scale", "-1"], "--scale"), (["--scale", "0"], "--scale"),
-                                       (["--scale", "1", "--compositions", "0"], "--compositions"),
-                                       (["--scale", "1", "--k", "3"], "--noise")])
+@pytest.mark.parametrize(
+    "args,word",
+    [
+        (["--scale", "-1"], "--scale"),
+        (["--scale", "0"], "--scale"),
+        (["--scale", "1", "--compositions", "0"], "--compositions"),
+        (["--scale", "1", "--k", "3"], "--noise"),
+    ],
+)
 def test_cli_bad_input(args, word, capsys):
     code = main(["delta", "randomizer", "--noise", "gaussian", "--n", "2", "--eps", "0.1", *args])
     err = capsys.readouterr().err
@@ -275,8 +329,26 @@ def test_cli_bad_input(args, word, capsys):
 
 
 def test_cli_bad_input_subprocess_exit_code():
-    out = subprocess.run([sys.executable, "-m", "shuffle_lib", "delta", "randomizer", "--noise", "gaussian", "--n", "2",
-                          "--eps", "0.1", "--scale", "0"], check=False, capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "shuffle_lib",
+            "delta",
+            "randomizer",
+            "--noise",
+            "gaussian",
+            "--n",
+            "2",
+            "--eps",
+            "0.1",
+            "--scale",
+            "0",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2 and "--scale" in out.stderr and out.stderr.count("\n") == 1
 
 
@@ -293,16 +365,19 @@ def test_accountant_composes_the_noise_event_with_a_gaussian_event():
     """ShuffledEvent('randomizer', noise='gaussian') composed with dp_accounting's GaussianDpEvent:
     the K rounds' sums and the Gaussian event together are the Gaussian mechanism with
     mu^2 = K / (sigma^2 n) + (2 / s)^2 (closed form; the Gaussian event's sensitivity is 2 under
-    dp_accounting's REPLACE_ONE, the shuffle rounds' relation): the bracket's upper end is >= it (the
-    sum is a post-processing), its lower end (built from the sums) is <= it."""
+    dp_accounting's REPLACE_ONE, the shuffle rounds' relation): the bracket's upper end is >= it
+    (the sum is a post-processing), its lower end (built from the sums) is <= it."""
     from dp_accounting import dp_event
 
     from shuffle_lib.accountant import ShuffleAccountant, ShuffledEvent
+
     n, sigma, K, s, eps = 4, 2.0, 2, 3.0, 0.5
-    acc = ShuffleAccountant().compose(ShuffledEvent("randomizer", noise="gaussian", scale=sigma, n=n), K)
+    acc = ShuffleAccountant().compose(
+        ShuffledEvent("randomizer", noise="gaussian", scale=sigma, n=n), K
+    )
     acc.compose(dp_event.GaussianDpEvent(noise_multiplier=s))
     br = acc.get_delta_bracket(eps)
-    exact = _gauss_hockey(math.sqrt(K / (sigma ** 2 * n) + (2 / s) ** 2), eps)
+    exact = _gauss_hockey(math.sqrt(K / (sigma**2 * n) + (2 / s) ** 2), eps)
     assert 0 < br.lower <= exact <= br.upper
     assert acc.get_delta(eps) == br.upper
 
@@ -311,9 +386,15 @@ def test_worst_pair_on_a_grid_is_zero_one():
     """Evidence, not proof: over the ordered pairs of {0, 1/2, 1} the blanket estimate is largest at
     (0, 1) / (1, 0), and at (0, 1) it agrees with the certified upper end to 0.2 % (two methods)."""
     from shuffle_lib.mechanisms.randomizer import noise_pairs as P
+
     n, eps = 20, 0.4
     xs = (0.0, 0.5, 1.0)
-    vals = {(a, b): P.blanket_pair_delta("laplace", n, eps, a, b, scale=1.0) for a in xs for b in xs if a != b}
+    vals = {
+        (a, b): P.blanket_pair_delta("laplace", n, eps, a, b, scale=1.0)
+        for a in xs
+        for b in xs
+        if a != b
+    }
     assert max(vals, key=vals.get) in ((0.0, 1.0), (1.0, 0.0))
     assert vals[0.0, 1.0] == pytest.approx(N.upper_delta("laplace", n, eps, scale=1.0), rel=2e-3)
 
@@ -321,5 +402,6 @@ def test_worst_pair_on_a_grid_is_zero_one():
 def test_others_at_zero_is_the_least_private_crowd():
     """The lower end's dataset (x, 0, ..., 0) against others at 1/4 and 1/2 (estimates)."""
     from shuffle_lib.mechanisms.randomizer import noise_pairs as P
+
     d = [P.others_at_delta("laplace", 50, 0.3, c, scale=1.0, step=0.1) for c in (0.0, 0.25, 0.5)]
     assert d[0] > d[1] > d[2] > 0

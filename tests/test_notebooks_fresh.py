@@ -43,11 +43,11 @@ def test_chapters_hold_no_control_characters():
 
 
 def test_chapters_with_tables_render_them_as_myst():
-    """shuffle_lib.tables shows a table as a MyST {table} directive in text/markdown; myst-nb renders
+    """booktools.table shows a table as a MyST {table} directive in text/markdown; myst-nb renders
     that as a table only under render_markdown_format: myst (else the page shows the directive's text)."""
     folder = pathlib.Path(OUT.parent.parent, "chapters")
-    users = [md for md in sorted(folder.glob("*.md")) if "shuffle_lib.tables import" in md.read_text()]
-    assert users, "no chapter uses shuffle_lib.tables"
+    users = [md for md in sorted(folder.glob("*.md")) if "booktools import" in md.read_text()]
+    assert users, "no chapter uses booktools.table"
     bad = [md.name for md in users if load(md).metadata.get("mystnb", {}).get("render_markdown_format") != "myst"]
     assert not bad, f"set 'mystnb: render_markdown_format: myst' in the header of {bad}"
 

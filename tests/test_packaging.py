@@ -129,7 +129,7 @@ def test_import_shuffle_lib_loads_no_numerics():
     assert pathlib.Path(path).parent == ROOT / "shuffle_lib"
     heavy = [m for m in modules if m.split(".")[0] in ("numpy", "scipy", "dp_accounting", "matplotlib")]
     assert heavy == []
-    assert sorted(m for m in modules if m.startswith("shuffle_lib")) == ["shuffle_lib", "shuffle_lib._aliases"]
+    assert sorted(m for m in modules if m.startswith("shuffle_lib")) == ["shuffle_lib"]
 
 
 def test_a_flat_name_loads_only_what_it_needs():
@@ -142,40 +142,20 @@ def test_a_flat_name_loads_only_what_it_needs():
     assert "scipy.stats" not in modules and "shuffle_lib.mechanisms" not in modules
 
 
-OLD_NAMES = {  # old name -> the module holding it now (shuffle_lib/_aliases.py; renyi is gathered)
-    "pld": "core.pld", "fourier": "core.fourier", "grid": "core.grid", "calibrate": "core.calibrate",
-    "tradeoff": "core.tradeoff", "rr": "mechanisms.rr", "krr": "mechanisms.krr", "krr_checks": "mechanisms.krr.checks",
-    "krr_large": "mechanisms.krr.large", "clones": "mechanisms.clones", "clone_pld": "mechanisms.clones.pld",
-    "clone_compose": "mechanisms.clones.compose", "fmt21": "mechanisms.clones.fmt21",
-    "subsample": "mechanisms.clones.subsample", "renyi_bounds": "bounds.renyi",
-    "bounds_literature": "bounds.closed_forms", "bitflip": "mechanisms.mixnet.bitflip",
-    "fake_records": "mechanisms.mixnet.fake_records", "fake_flip": "mechanisms.mixnet.fake_flip",
-    "histogram": "mechanisms.histogram", "gaussian_shuffle": "mechanisms.gaussian_shuffle", "sgd": "analyses.sgd",
-    "utility": "analyses.utility",
-}
-
-
-@pytest.mark.parametrize("how", ["import", "from", "attribute"])
-def test_every_old_module_name_is_the_new_module(how):
-    """In a fresh interpreter, each way of asking for an old name gives the one new module object,
-    which keeps its own ``__spec__``; the registry is complete whoever asks first."""
-    code = ["import importlib, sys", "import shuffle_lib"]
-    for old, new in OLD_NAMES.items():
-        got = {"import": f"importlib.import_module('shuffle_lib.{old}')",
-               "from": f"__import__('shuffle_lib', fromlist=['{old}']).{old}",
-               "attribute": f"shuffle_lib.{old}"}[how]
-        code += [f"m = {got}", f"assert m is importlib.import_module('shuffle_lib.{new}'), '{old}'",
-                 f"assert sys.modules['shuffle_lib.{old}'] is m, '{old}'",
-                 f"assert m.__spec__.name == 'shuffle_lib.{new}', m.__spec__"]
-    code += ["import shuffle_lib.renyi as r",
-             "assert r is shuffle_lib.renyi and r.clone_rdp and r.renyi_pld and r.girgis_upper",
-             "assert len(shuffle_lib.core.registry.names()) >= 9"]
-    r = _python("\n".join(code))
+def test_no_module_name_of_an_earlier_version():
+    """The package's modules live at their own paths only: no import hook, no second name."""
+    r = _python("import importlib, sys, shuffle_lib\n"
+                "assert not [f for f in sys.meta_path if type(f).__module__.startswith('shuffle_lib')]\n"
+                "for old in ('krr', 'clone_pld', 'renyi', 'pld', 'bitflip'):\n"
+                "    try:\n        importlib.import_module('shuffle_lib.' + old)\n"
+                "    except ModuleNotFoundError:\n        pass\n"
+                "    else:\n        raise SystemExit(old)\n"
+                "    assert not hasattr(shuffle_lib, old), old\n")
     assert r.returncode == 0, r.stderr
 
 
 def test_the_registry_is_complete_whoever_asks():
-    r = _python("from shuffle_lib.core import registry\nprint(','.join(registry.names()))")
+    r = _python("from shuffle_lib import mechanisms\nprint(','.join(mechanisms.names()))")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[0].split(",") == ["rr", "custom", "krr-strong", "krr-weak", "ldp-shuffle",
                                               "ldp-shuffle-subsampled", "histogram-krr", "bitflip", "fake-records",

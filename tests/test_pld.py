@@ -126,3 +126,38 @@ def test_bad_arguments():
         sl.pld_from_losses([0.1], [0.5], inf_mass=2.0)
     with pytest.raises(ValueError, match="must be finite"):
         sl.pld_from_losses([math.inf], [0.5])
+
+
+# ---- the value types check themselves once, at construction ----
+
+@pytest.mark.parametrize("losses, probs, inf_mass, match", [
+    (np.array([1.0, 0.0]), np.array([0.5, 0.5]), 0.0, "sorted ascending"),
+    (np.array([0.0, np.inf]), np.array([0.5, 0.5]), 0.0, "must be finite"),
+    (np.array([0.0, 1.0]), np.array([0.5, -1e-300]), 0.0, "non-negative"),
+    (np.array([0.0, 1.0]), np.array([0.5, np.nan]), 0.0, "non-negative"),
+    (np.array([0.0, 1.0]), np.array([0.5]), 0.0, "equal length"),
+    ([0.0, 1.0], [0.5, 0.5], 0.0, "1-d arrays"),
+    (np.array([0.0]), np.array([0.5]), 1.5, "inf_mass must lie in"),
+    (np.array([0.0]), np.array([0.5]), math.nan, "inf_mass must lie in"),
+])
+def test_a_pld_is_checked_at_construction(losses, probs, inf_mass, match):
+    with pytest.raises(ValueError, match=match):
+        sl.PLD(losses, probs, inf_mass)
+
+
+def test_trusted_and_mass_at_infinity():
+    pl = sl.PLD(np.array([0.0, 1.0]), np.array([0.5, 0.25]), 0.25)
+    fast = sl.PLD.trusted(np.array([1.0, 0.0]), pl.probs, 0.25)   # no checks: the caller's word
+    assert fast.losses[0] == 1.0 and fast.probs is pl.probs and isinstance(fast, sl.PLD)
+    up = pl.with_mass_at_infinity(0.5)
+    assert up.inf_mass == 0.75 and up.losses is pl.losses and up.probs is pl.probs
+    assert pl.with_mass_at_infinity(0.9).inf_mass == 1.0          # capped at 1
+    # the hockey stick only grows with the mass moved to +inf
+    assert sl.hockey_stick(up, 0.5) >= sl.hockey_stick(pl, 0.5) + 0.5 - 1e-15
+
+
+def test_a_bracket_is_ordered():
+    assert sl.Bracket(0.1, 0.2) == (0.1, 0.2) and sl.Bracket(0.0, math.inf).upper == math.inf
+    with pytest.raises(ValueError, match="lower <= upper"):
+        sl.Bracket(0.3, 0.2)
+    assert math.isnan(sl.Bracket(math.nan, 0.2).lower)      # left for the caller's NaN check

@@ -13,8 +13,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -234,15 +232,11 @@ def test_eps0_from_matrix():
     assert matrix_eps0([[1.0, 0.0], [0.5, 0.5]]) == math.inf
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "shuffle_lib", *args], capture_output=True, text=True, timeout=300)
-
-
-def test_cli_matrix_and_families(tmp_path):
+def test_cli_matrix_and_families(tmp_path, cli):
     f = tmp_path / "m.json"
     R = _krr(3, 1.0)
     f.write_text(json.dumps({"matrix": R.tolist()}))
-    out = _cli("delta", "randomizer", "--matrix", str(f), "--n", "50", "--eps", "0.2", "--json")
+    out = cli("delta", "randomizer", "--matrix", str(f), "--n", "50", "--eps", "0.2", "--json")
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     lib = rz.delta_bracket(50, 0.2, matrix=R)[0]
@@ -250,8 +244,8 @@ def test_cli_matrix_and_families(tmp_path):
     assert got["params"]["eps0"] == pytest.approx(1.0)
     for fam, extra in (("krr", ["--k", "4"]), ("sue", ["--d", "10"]), ("oue", ["--d", "1000"]),
                        ("olh", ["--d", "50"]), ("blh", ["--d", "50"]), ("hr", ["--d", "50"])):
-        out = _cli("epsilon", "randomizer", "--family", fam, *extra, "--eps0", "2", "--n", "1000", "--delta", "1e-6",
-                   "--json")
+        out = cli("epsilon", "randomizer", "--family", fam, *extra, "--eps0", "2", "--n", "1000", "--delta", "1e-6",
+                  "--json")
         assert out.returncode == 0, (fam, out.stderr)
         r = json.loads(out.stdout)["results"][0]
         assert 0 < r["eps_lower"] <= r["eps_upper"] < 2
@@ -259,10 +253,10 @@ def test_cli_matrix_and_families(tmp_path):
 
 @pytest.mark.parametrize("content,msg", [('{"matrix": [[0.5, 0.6], [0.5, 0.5]]}', "sums to"),
                                          ('{"m": 1}', "must hold an object"), ("[1,", "not valid JSON")])
-def test_cli_bad_matrix_file(tmp_path, content, msg):
+def test_cli_bad_matrix_file(tmp_path, content, msg, cli):
     f = tmp_path / "m.json"
     f.write_text(content)
-    out = _cli("delta", "randomizer", "--matrix", str(f), "--n", "5", "--eps", "1")
+    out = cli("delta", "randomizer", "--matrix", str(f), "--n", "5", "--eps", "1")
     assert out.returncode != 0 and msg in out.stderr and "Traceback" not in out.stderr
 
 
@@ -271,8 +265,8 @@ def test_cli_bad_matrix_file(tmp_path, content, msg):
                                       (["--family", "krr", "--eps0", "1"], "needs --k"),
                                       (["--eps0", "1"], "belong to --family"),
                                       ([], "needs --matrix")])
-def test_cli_missing_or_mixed_options(args, msg):
-    out = _cli("delta", "randomizer", "--n", "5", "--eps", "1", *args)
+def test_cli_missing_or_mixed_options(args, msg, cli):
+    out = cli("delta", "randomizer", "--n", "5", "--eps", "1", *args)
     assert out.returncode != 0 and msg in out.stderr and "Traceback" not in out.stderr
 
 

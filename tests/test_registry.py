@@ -7,11 +7,13 @@ import math
 import subprocess
 import sys
 
+import mpmath
 import pytest
 
 import shuffle_lib as sl
-from shuffle_lib import cli
+from shuffle_lib import cli, mechanisms
 from shuffle_lib.core import evaluate, registry
+from shuffle_lib.mechanisms import clones, krr
 
 NAMES = [n for n in sl.mechanism_names() if sl.mechanism(n).example]
 
@@ -45,7 +47,7 @@ def test_help_lists_the_four_verbs_and_every_mechanism():
 def test_delta_and_epsilon_agree_with_the_library(name):
     mech = sl.mechanism(name)
     _, out = cli.run(["delta", name, *_argv(mech, mech.example), "--eps", "0.5", "1.5", "--compositions", "2"])
-    params, model = cli.build(mech, mech.example, compositions=2)
+    params, model = mech.model(mech.example, compositions=2)
     lib = evaluate.delta_brackets(model, [0.5, 1.5], 2)
     assert [(r["delta_lower"], r["delta_upper"]) for r in out["results"]] == [tuple(b) for b in lib]
     for r in out["results"]:
@@ -79,13 +81,13 @@ def test_calibrate_each_declared_privacy_setting(name):
         _, out = cli.run_calibrate([name, *_argv(mech, fixed), "--eps", "1", "--delta", str(target), "--solve", p])
         value = out["value"]
         assert out["achieved"]["delta_upper"] <= target
-        params, model = cli.build(mech, dict(fixed, **{p: value}))
+        params, model = mech.model(dict(fixed, **{p: value}))
         assert evaluate.delta_brackets(model, [1.0])[0].upper <= target
         param = mech.param(p)
         step = (1 if param.kind is int else value * 1e-3) * (1 if param.more_private == "down" else -1)
         less = value + step
         try:
-            _, model = cli.build(mech, dict(fixed, **{p: less}))
+            _, model = mech.model(dict(fixed, **{p: less}))
         except ValueError:
             continue                                   # the least private end of the range
         assert evaluate.delta_brackets(model, [1.0])[0].upper > target, (name, p, value)
@@ -116,11 +118,11 @@ def test_histogram_calibrates_n_above_n_x0():
 
 def test_library_and_cli_share_the_krr_route():
     """krr.delta_bracket and the CLI's krr-strong give the same brackets (one code path)."""
-    lib = sl.krr.delta_bracket("strong", 200, 0.3, 4, [0.5, 1.0], compositions=3)
+    lib = krr.delta_bracket("strong", 200, 0.3, 4, [0.5, 1.0], compositions=3)
     _, out = cli.run(["delta", "krr-strong", "--n", "200", "--gamma", "0.3", "--k", "4", "--eps", "0.5", "1.0",
                       "--compositions", "3"])
     assert [(r["delta_lower"], r["delta_upper"]) for r in out["results"]] == [tuple(b) for b in lib]
-    lib = sl.clones.epsilon_bracket(300, 1.0, [1e-6], compositions=4)
+    lib = clones.epsilon_bracket(300, 1.0, [1e-6], compositions=4)
     _, out = cli.run(["epsilon", "ldp-shuffle", "--n", "300", "--eps0", "1", "--delta", "1e-6", "--compositions", "4"])
     assert (out["results"][0]["eps_lower"], out["results"][0]["eps_upper"]) == tuple(lib[0])
 
@@ -132,9 +134,60 @@ def test_mechanism_brackets_is_the_cli():
     assert (out["results"][0]["eps_lower"], out["results"][0]["eps_upper"]) == tuple(got[0])
 
 
+def _rr_exact(eps0, K, eps):
+    """Tight delta(eps) of K rounds of binary randomised response, by the binomial sum over the
+    number of truthful reports (mpmath, 60 digits); both directions are equal by symmetry."""
+    with mpmath.workdps(60):
+        a = 1 / (1 + mpmath.exp(-mpmath.mpf(eps0)))
+        e = mpmath.exp(mpmath.mpf(eps))
+        return mpmath.fsum(mpmath.binomial(K, i) * max(a ** i * (1 - a) ** (K - i) - e * a ** (K - i) * (1 - a) ** i, 0)
+                           for i in range(K + 1))
+
+
+def _rr_rdp_exact(eps0, K, lam):
+    """K D_lam(P||Q) of binary randomised response (additive over rounds), mpmath."""
+    with mpmath.workdps(60):
+        a = 1 / (1 + mpmath.exp(-mpmath.mpf(eps0)))
+        lam = mpmath.mpf(lam)
+        return K * mpmath.log(a ** lam * (1 - a) ** (1 - lam) + (1 - a) ** lam * a ** (1 - lam)) / (lam - 1)
+
+
+def test_the_cli_against_an_independent_computation(cli_json):
+    """delta, epsilon and rdp of K rounds of rr from the command line bracket the exact values,
+    computed here by the binomial sum and the closed-form Renyi divergence (no library call), and
+    the JSON equals mechanism_brackets for each verb."""
+    eps0, K = 0.8, 5
+    out = cli_json("delta", "rr", "--eps0", str(eps0), "--eps", "0.3", "1.2", "--compositions", str(K))
+    lib = sl.mechanism_brackets("rr", "delta", [0.3, 1.2], K, eps0=eps0)
+    assert [(r["delta_lower"], r["delta_upper"]) for r in out["results"]] == [tuple(b) for b in lib]
+    for r in out["results"]:
+        exact = _rr_exact(eps0, K, r["eps"])
+        assert r["delta_lower"] <= exact * (1 + 1e-12) and exact <= r["delta_upper"] * (1 + 1e-12), (r, exact)
+    delta = 1e-3
+    out = cli_json("epsilon", "rr", "--eps0", str(eps0), "--delta", str(delta), "--compositions", str(K))
+    lib = sl.mechanism_brackets("rr", "epsilon", [delta], K, eps0=eps0)
+    r = out["results"][0]
+    assert (r["eps_lower"], r["eps_upper"]) == tuple(lib[0])
+    lo, hi = 0.0, K * eps0                       # exact delta is decreasing in eps: bisect it
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _rr_exact(eps0, K, mid) > delta else (lo, mid)
+    assert r["eps_lower"] <= hi and lo <= r["eps_upper"], (r, lo, hi)
+    orders = [2.0, 8.0]
+    out = cli_json("rdp", "rr", "--eps0", str(eps0), "--order", *map(str, orders))
+    lib = sl.mechanism_brackets("rr", "rdp", orders, 1, eps0=eps0)
+    assert [(r["rdp_lower"], r["rdp_upper"]) for r in out["results"]] == [tuple(b) for b in lib]
+    composed = sl.mechanism_brackets("rr", "rdp", orders, K, eps0=eps0)
+    for lam, one, many in zip(orders, lib, composed):
+        for k, b in ((1, one), (K, many)):
+            exact = _rr_rdp_exact(eps0, k, lam)
+            assert b.lower <= exact * (1 + 1e-12) and exact <= b.upper * (1 + 1e-12), (lam, k, b, exact)
+
+
+
 def test_unknown_mechanism_and_parameter():
     with pytest.raises(ValueError, match="mechanism must be one of"):
-        registry.get("nosuch")
+        mechanisms.get("nosuch")
     with pytest.raises(ValueError, match="no parameter --sigma"):
         sl.mechanism("rr").param("sigma")
     with pytest.raises(ValueError, match="needs --eps0"):

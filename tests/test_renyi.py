@@ -1,4 +1,4 @@
-"""Rényi divergences of shuffle-model pairs (shuffle_lib.renyi) against independent oracles."""
+"""Rényi divergences of shuffle-model pairs (shuffle_lib.core.renyi, shuffle_lib.mechanisms.clones.renyi) against independent oracles."""
 
 import math
 
@@ -8,7 +8,10 @@ import pytest
 import sympy as sp
 from scipy.stats import binom
 
-from shuffle_lib import clone_pld, renyi
+from shuffle_lib.bounds import renyi as renyi_bounds
+from shuffle_lib.core import renyi
+from shuffle_lib.mechanisms.clones import pld as clone_pld
+from shuffle_lib.mechanisms.clones import renyi as clone_renyi
 
 
 def _direct(p, q, lam):
@@ -32,7 +35,7 @@ def test_clone_rdp_against_direct_summation(n, eps0):
     p, q = clone_pld.clone_pmfs(n, eps0)
     for lam in (2.0, 3.5, 10.0):
         exact = _direct(p, q, lam)
-        br = renyi.clone_rdp(n, eps0, lam)[0]
+        br = clone_renyi.clone_rdp(n, eps0, lam)[0]
         assert br.lower <= exact * (1 + 1e-12) and exact <= br.upper * (1 + 1e-12)
         assert br.upper == pytest.approx(exact, rel=1e-10)
         a, b = renyi.renyi_pmfs(p, q, lam)          # both directions agree for fmt21
@@ -60,18 +63,18 @@ def _mp_fmt21(n, eps0, lam):
 def test_clone_rdp_against_mpmath():
     for n, eps0, lam in ((20, 1.5, 2.5), (20, 1.5, 7.0), (35, 4.0, 16.0)):
         ref = float(_mp_fmt21(n, eps0, mp.mpf(lam)))
-        assert renyi.clone_rdp(n, eps0, lam)[0].upper == pytest.approx(ref, rel=1e-11)
+        assert clone_renyi.clone_rdp(n, eps0, lam)[0].upper == pytest.approx(ref, rel=1e-11)
 
 
 def test_clone_rdp_large_n_against_exact_pld():
     """Truncated log-space atoms vs the full O(n^2) PLD of clone_pld (binom.pmf route)."""
-    from shuffle_lib.pld import pld_from_losses
+    from shuffle_lib.core.pld import pld_from_losses
     lams = [2.0, 8.0, 64.0]
     for eps0 in (0.5, 3.0):
         p, q = clone_pld.clone_pmfs(1500, eps0)
         m = (p > 0) & (q > 0)                      # atoms below 1e-308 underflow: dropped (< 1e-300 mass)
         full = renyi.renyi_pld(pld_from_losses(np.log(p[m]) - np.log(q[m]), p[m]), lams)
-        for f, br in zip(full, renyi.clone_rdp(1500, eps0, lams)):
+        for f, br in zip(full, clone_renyi.clone_rdp(1500, eps0, lams)):
             assert br.lower * (1 - 1e-10) <= f <= br.upper * (1 + 1e-10)
             assert br.upper - br.lower <= 1e-9 * br.upper
 
@@ -80,7 +83,7 @@ def test_shuffled_rr_pmfs_against_convolution():
     n, eps0 = 40, 1.3
     q = math.exp(eps0) / (1 + math.exp(eps0))
     b = binom.pmf(np.arange(n), n - 1, 1 - q)
-    lp, lq = renyi.shuffled_rr_logpmfs(n, eps0)
+    lp, lq = clone_renyi.shuffled_rr_logpmfs(n, eps0)
     np.testing.assert_allclose(np.exp(lp), np.convolve(b, [1 - q, q]), rtol=1e-12)
     np.testing.assert_allclose(np.exp(lq), np.convolve(b, [q, 1 - q]), rtol=1e-12)
 
@@ -90,8 +93,8 @@ def test_clones_pair_dominates_shuffled_rr():
     lams = [2.0, 5.0, 32.0]
     for n in (2, 50, 3000):
         for eps0 in (0.3, 2.0, 6.0):
-            a, b = renyi.shuffled_rr_rdp(n, eps0, lams)
-            up = [x.upper for x in renyi.clone_rdp(n, eps0, lams)]
+            a, b = clone_renyi.shuffled_rr_rdp(n, eps0, lams)
+            up = [x.upper for x in clone_renyi.clone_rdp(n, eps0, lams)]
             assert np.all(np.maximum(a, b) <= np.array(up) * (1 + 1e-10))
 
 
@@ -100,19 +103,19 @@ def test_cor2_below_a_real_mechanism():
     n, eps0 = 10 ** 4, 8.0
     q = math.exp(eps0) / (1 + math.exp(eps0))
     one_atom = (n + 1) * math.log(q) - math.log(1 - q)          # log Q(0)^2 / P(0)
-    cor2 = renyi.cor2_rdp(n, eps0, 2.0)[0]
+    cor2 = renyi_bounds.cor2_rdp(n, eps0, 2.0)[0]
     assert one_atom > 3 * cor2
-    assert renyi.shuffled_rr_rdp(n, eps0, 2.0)[1][0] >= one_atom
+    assert clone_renyi.shuffled_rr_rdp(n, eps0, 2.0)[1][0] >= one_atom
 
 
 def test_chen_pair_is_degenerate_at_log2():
     """Delta ~ Bern(e^-eps0) (seed 003 Thm 1): at eps0 = log 2, P = Q, yet shuffled RR leaks."""
-    p, q = renyi.chen_pmfs(12, math.log(2))
+    p, q = clone_renyi.chen_pmfs(12, math.log(2))
     assert math.fsum(p) == pytest.approx(1.0, abs=1e-12)
     assert np.max(np.abs(p - q)) <= 1e-15
-    assert renyi.shuffled_rr_rdp(12, math.log(2), 2.0)[0][0] > 1e-3
+    assert clone_renyi.shuffled_rr_rdp(12, math.log(2), 2.0)[0][0] > 1e-3
     q = 2.0 / 3.0                                   # p_delta = e^eps0/(e^eps0+1) is the fmt21 pair
-    for x, y in zip(renyi.chen_pmfs(12, math.log(2), q), clone_pld.clone_pmfs(12, math.log(2))):
+    for x, y in zip(clone_renyi.chen_pmfs(12, math.log(2), q), clone_pld.clone_pmfs(12, math.log(2))):
         np.testing.assert_allclose(x, y, rtol=1e-13, atol=1e-300)
 
 
@@ -152,7 +155,7 @@ def test_lemma1_thm2_cor2_algebra():
     assert sp.simplify(rdp - 2 * sp.exp(eps0) * lam / (n - 1)) == 0
     f = sp.lambdify((n, eps0, lam), rdp)
     for nv, ev, lv in ((100, 0.5, 2.0), (10 ** 4, 3.0, 17.0)):
-        assert renyi.cor2_rdp(nv, ev, lv)[0] == pytest.approx(f(nv, ev, lv), rel=1e-14)
+        assert renyi_bounds.cor2_rdp(nv, ev, lv)[0] == pytest.approx(f(nv, ev, lv), rel=1e-14)
         assert renyi.gdp_rdp(2 * math.exp(ev / 2) / math.sqrt(nv - 1), lv)[0] == pytest.approx(f(nv, ev, lv))
 
 
@@ -163,8 +166,8 @@ def test_girgis_bounds_against_mpmath():
         nbar = mp.floor((n - 1) / (2 * e)) + 1
         up = mp.log(mp.e ** (lam ** 2 * (e - 1) ** 2 / nbar) + mp.e ** (eps0 * lam - (n - 1) / (8 * e))) / (lam - 1)
         lo = mp.log(1 + mp.mpf(lam) * (lam - 1) / 2 * (e - 1) ** 2 / (n * e)) / (lam - 1)
-        assert renyi.girgis_upper(n, eps0, lam)[0] == pytest.approx(float(up), rel=1e-13)
-        assert renyi.girgis_lower(n, eps0, lam)[0] == pytest.approx(float(lo), rel=1e-13)
+        assert renyi_bounds.girgis_upper(n, eps0, lam)[0] == pytest.approx(float(up), rel=1e-13)
+        assert renyi_bounds.girgis_lower(n, eps0, lam)[0] == pytest.approx(float(lo), rel=1e-13)
 
 
 def test_eps_from_rdp_against_dp_accounting():
@@ -181,15 +184,15 @@ def test_eps_from_rdp_against_dp_accounting():
 
 
 def test_infinite_and_validation():
-    assert renyi.clone_rdp(10, 1.0, 2.0, pair="koskela")[0].lower == math.inf
-    from shuffle_lib.pld import PLD
+    assert clone_renyi.clone_rdp(10, 1.0, 2.0, pair="koskela")[0].lower == math.inf
+    from shuffle_lib.core.pld import PLD
     assert renyi.renyi_pld(PLD(np.array([0.0]), np.array([0.5]), 0.5), 2.0)[0] == math.inf
     with pytest.raises(ValueError, match="lam"):
-        renyi.clone_rdp(10, 1.0, 1.0)
+        clone_renyi.clone_rdp(10, 1.0, 1.0)
     with pytest.raises(ValueError, match="eps0"):
-        renyi.cor2_rdp(10, -1.0, 2.0)
+        renyi_bounds.cor2_rdp(10, -1.0, 2.0)
     with pytest.raises(ValueError, match="n must"):
-        renyi.girgis_upper(2.5, 1.0, 2.0)
+        renyi_bounds.girgis_upper(2.5, 1.0, 2.0)
     with pytest.raises(ValueError, match="same length"):
         renyi.renyi_pmfs([0.5, 0.5], [1.0], 2.0)
     with pytest.raises(ValueError, match="method"):
@@ -204,7 +207,7 @@ def test_girgis_leading_term_of_eq5():
     lead = (lam ** 2 * (E - 1) ** 2 / ((n - 1) / (2 * E))) / (lam - 1)
     assert sp.simplify(lead / (2 / (n - 1) * lam / (lam - 1) * E * (E - 1) ** 2) - lam) == 0
     nv, ev, lv = 10 ** 7, 0.5, 8.0            # numerically: eq. (5) approaches `lead`, not the seed's form
-    num = renyi.girgis_upper(nv, ev, lv)[0]
+    num = renyi_bounds.girgis_upper(nv, ev, lv)[0]
     f = float(lead.subs({E: math.exp(ev), lam: lv, n: nv}))
     assert num == pytest.approx(f, rel=1e-3)
     assert abs(num * lv / f - 1) > 1   # the seed's form, f / lam, is off by the factor lam
@@ -215,7 +218,7 @@ def test_thm1_h_and_lemma_a5_alpha_against_enumeration():
     n, eps0, p = 30, 1.0, math.exp(-1.0)
     C = binom.pmf(np.arange(n), n - 1, p)
     for t in (0.5, 1.0, 2.0):
-        r = renyi.chen_thm1_check(n, eps0, t)
+        r = clone_renyi.chen_thm1_check(n, eps0, t)
         # independent enumeration of alpha_0 = P(A/(C-A+1) > t) by loops
         a0 = math.fsum(C[c] * binom.pmf(a, c, 0.5) for c in range(n) for a in range(c + 1) if a > t * (c - a + 1))
         assert r["alpha_0"] == pytest.approx(a0, rel=1e-12)
@@ -235,10 +238,10 @@ def test_cor2_below_3rr_with_others_outside_the_pair():
     d2 = mp.log(qa ** 2 / pa + (1 - qa) ** 2 / (1 - pa))             # D_2(Q||P) of the indicator, 50 digits
     p3, q3 = np.array([float(pa), float(1 - pa)]), np.array([float(qa), float(1 - qa)])
     assert renyi.renyi_pmfs(p3, q3, 2.0)[1][0] == pytest.approx(float(d2), rel=1e-12)
-    assert float(d2) > 3 * renyi.cor2_rdp(n, eps0, 2.0)[0]
+    assert float(d2) > 3 * renyi_bounds.cor2_rdp(n, eps0, 2.0)[0]
 
 
-# --- Girgis et al. Thm 1 in full (shuffle_lib.renyi_bounds) -------------------------------------
+# --- Girgis et al. Thm 1 in full (shuffle_lib.bounds.renyi) -------------------------------------
 
 def _sympy_girgis_full(n, eps0, lam):
     """Girgis et al. Thm 1 (the form of renyi_bounds.girgis_upper_full), evaluated by sympy at 40 digits."""
@@ -253,9 +256,8 @@ def _sympy_girgis_full(n, eps0, lam):
 
 def test_girgis_upper_full_against_sympy():
     for n, eps0, lam in ((2, "0.5", 2), (10, "0.1", 16), (10 ** 4, "2", 4), (10 ** 4, "2", 64), (500, "3.5", 7)):
-        got = renyi.girgis_upper_full(n, float(sp.Rational(eps0)), lam)[0]
+        got = renyi_bounds.girgis_upper_full(n, float(sp.Rational(eps0)), lam)[0]
         assert got == pytest.approx(_sympy_girgis_full(n, eps0, lam), rel=1e-12)
-    assert renyi.girgis_upper_full is __import__("shuffle_lib.renyi_bounds").renyi_bounds.girgis_upper_full
     # identities: the first author's code writes the j/2 base as (e^eps0 - e^-eps0)^2 / (2 nbar);
     # eq. (5)'s exponent over Thm 1's j = 2 term is 2 lam e^eps0 / (lam - 1)
     E, lam, nbar = sp.symbols("E lambda nbar", positive=True)
@@ -270,36 +272,36 @@ def test_girgis_upper_full_above_exact_clones():
     lams = [2, 3, 4, 8, 16, 64]
     for n in (2, 5, 10, 30, 100, 1000):
         for eps0 in (0.01, 0.1, 0.5, 1.0, 3.0):
-            full = renyi.girgis_upper_full(n, eps0, lams)
-            lo = np.array([b.lower for b in renyi.clone_rdp(n, eps0, lams)])
-            rr = np.maximum(*renyi.shuffled_rr_rdp(n, eps0, lams))
+            full = renyi_bounds.girgis_upper_full(n, eps0, lams)
+            lo = np.array([b.lower for b in clone_renyi.clone_rdp(n, eps0, lams)])
+            rr = np.maximum(*clone_renyi.shuffled_rr_rdp(n, eps0, lams))
             assert np.all(full >= lo) and np.all(full >= rr), (n, eps0)
 
 
 def test_girgis_eq5_is_not_a_relaxation_of_thm1():
     """Eq. (5) is larger than Thm 1 at leading order but smaller at small eps0, large lam, small n."""
-    assert renyi.girgis_upper(10, 0.1, 16)[0] < renyi.girgis_upper_full(10, 0.1, 16)[0]
-    assert renyi.girgis_upper(5, 0.05, 32)[0] < renyi.girgis_upper_full(5, 0.05, 32)[0]
+    assert renyi_bounds.girgis_upper(10, 0.1, 16)[0] < renyi_bounds.girgis_upper_full(10, 0.1, 16)[0]
+    assert renyi_bounds.girgis_upper(5, 0.05, 32)[0] < renyi_bounds.girgis_upper_full(5, 0.05, 32)[0]
     lams = [2, 4, 8, 16, 32, 64]
     for eps0 in (0.1, 1.0, 2.0, 8.0):
-        assert np.all(renyi.girgis_upper(10 ** 4, eps0, lams) > renyi.girgis_upper_full(10 ** 4, eps0, lams))
+        assert np.all(renyi_bounds.girgis_upper(10 ** 4, eps0, lams) > renyi_bounds.girgis_upper_full(10 ** 4, eps0, lams))
     # where eq. (5) is below Thm 1 it is still above the exact clones RDP
     for n, eps0, lam in ((10, 0.1, 16), (5, 0.05, 32)):
-        assert renyi.girgis_upper(n, eps0, lam)[0] > renyi.clone_rdp(n, eps0, lam)[0].upper
+        assert renyi_bounds.girgis_upper(n, eps0, lam)[0] > clone_renyi.clone_rdp(n, eps0, lam)[0].upper
 
 
 def test_girgis_upper_full_monotone_in_n_and_validation():
-    vals = [renyi.girgis_upper_full(n, 1.0, 8)[0] for n in (2, 10, 100, 1000, 10 ** 4, 10 ** 6)]
+    vals = [renyi_bounds.girgis_upper_full(n, 1.0, 8)[0] for n in (2, 10, 100, 1000, 10 ** 4, 10 ** 6)]
     assert all(a >= b for a, b in zip(vals, vals[1:]))
     for bad in (1, 2.5, 0, 10 ** 5):
         with pytest.raises(ValueError, match="lam must be an integer"):
-            renyi.girgis_upper_full(100, 1.0, bad)
+            renyi_bounds.girgis_upper_full(100, 1.0, bad)
     with pytest.raises(ValueError, match="n must"):
-        renyi.girgis_upper_full(1, 1.0, 2)
+        renyi_bounds.girgis_upper_full(1, 1.0, 2)
     for bad in (0.0, -1.0, math.nan, 800.0):
         with pytest.raises(ValueError, match="eps0 must"):
-            renyi.girgis_upper_full(100, bad, 2)
-    assert np.isfinite(renyi.girgis_upper_full(100, 700.0, [2, 10 ** 4])).all()
+            renyi_bounds.girgis_upper_full(100, bad, 2)
+    assert np.isfinite(renyi_bounds.girgis_upper_full(100, 700.0, [2, 10 ** 4])).all()
 
 
 # --- Theorem 1's pair as printed: P = (A, C-A+Delta), Q = (A+Delta, C-A) -------------------------
@@ -322,7 +324,7 @@ def test_chen_printed_pmfs_against_mpmath():
     for n, eps0 in ((1, 0.7), (6, 1.3), (12, 0.2)):
         p_delta = mp.e ** (-mp.mpf(eps0))
         ref = _mp_printed(n, eps0, p_delta)
-        lp, lq = renyi.chen_printed_logpmfs(n, eps0)
+        lp, lq = clone_renyi.chen_printed_logpmfs(n, eps0)
         s = np.concatenate([np.full(k + 1, k) for k in range(n + 1)])
         a = np.concatenate([np.arange(k + 1) for k in range(n + 1)])
         for si, ai, x, y in zip(s, a, np.exp(lp), np.exp(lq)):
@@ -334,42 +336,42 @@ def test_chen_printed_pmfs_against_mpmath():
 def test_chen_printed_pair_has_infinite_rdp():
     """Atom (a, b) = (0, n): P-mass p_delta p^(n-1) 2^-(n-1) > 0, Q = 0 (and (n, 0) the other way)."""
     for n, eps0 in ((2, 0.5), (50, math.log(2)), (300, 2.0), (1000, 8.0)):
-        a, b = renyi.chen_printed_rdp(n, eps0, [1.5, 2.0, 64.0])
+        a, b = clone_renyi.chen_printed_rdp(n, eps0, [1.5, 2.0, 64.0])
         assert np.all(np.isinf(a)) and np.all(np.isinf(b))
-        lp, lq = renyi.chen_printed_logpmfs(n, eps0)
+        lp, lq = clone_renyi.chen_printed_logpmfs(n, eps0)
         lost = np.logaddexp.reduce(lp[np.isneginf(lq)])
         assert lost == pytest.approx(-eps0 * n - (n - 1) * math.log(2), rel=1e-12)
-    a, b = renyi.chen_printed_rdp(20, 1.0, 2.0, p_delta=0.0)           # Delta = 0: P = Q
+    a, b = clone_renyi.chen_printed_rdp(20, 1.0, 2.0, p_delta=0.0)           # Delta = 0: P = Q
     assert a[0] == pytest.approx(0.0, abs=1e-12) and b[0] == pytest.approx(0.0, abs=1e-12)
 
 
 def test_chen_printed_pair_is_not_dominating_nor_the_proofs_pair():
-    from shuffle_lib.pld import delta_exact
+    from shuffle_lib.core.pld import delta_exact
     n = 50
     for eps0 in (2.0, 4.0):                      # total variation below that of shuffled RR, a real mechanism
-        lp, lq = renyi.chen_printed_logpmfs(n, eps0)
-        r1, r2 = renyi.shuffled_rr_logpmfs(n, eps0)
+        lp, lq = clone_renyi.chen_printed_logpmfs(n, eps0)
+        r1, r2 = clone_renyi.shuffled_rr_logpmfs(n, eps0)
         tv_printed = delta_exact(np.exp(lp), np.exp(lq), 0.0)[0]
         tv_rr = delta_exact(np.exp(r1), np.exp(r2), 0.0)[0]
         assert tv_printed < 0.5 * tv_rr
     # the printed pair puts mass (1 - p)(1 - p)^(n-1) on the empty output (s = 0); the proof's pair has s >= 1
-    lp, _ = renyi.chen_printed_logpmfs(n, 1.0)
+    lp, _ = clone_renyi.chen_printed_logpmfs(n, 1.0)
     p = math.exp(-1.0)
     assert math.exp(lp[0]) == pytest.approx((1 - p) ** n, rel=1e-12)
     # Thm 1's own alpha(t) is that of the proof's pair, not of the printed one (reject when a > t b)
     s = np.concatenate([np.full(k + 1, k) for k in range(31)])
     a = np.concatenate([np.arange(k + 1) for k in range(31)])
-    lp, _ = renyi.chen_printed_logpmfs(30, 2.0)
+    lp, _ = clone_renyi.chen_printed_logpmfs(30, 2.0)
     for t in (0.5, 1.0, 2.0):
         alpha_printed = math.fsum(np.exp(lp)[a > t * (s - a)])
-        assert abs(alpha_printed - renyi.chen_thm1_check(30, 2.0, t)["alpha"]) > 0.05
+        assert abs(alpha_printed - clone_renyi.chen_thm1_check(30, 2.0, t)["alpha"]) > 0.05
 
 
 def test_closed_forms_at_extreme_eps0():
     """eps0 up to 700 gives a number or +inf (a valid, vacuous upper bound), never an OverflowError;
     above 700 a ValueError naming eps0.  girgis_lower (log space) equals its log1p form where that fits."""
-    from shuffle_lib import renyi_bounds as rb
-    for f in (rb.girgis_upper, rb.girgis_lower, rb.girgis_upper_full, renyi.cor2_rdp):
+    from shuffle_lib.bounds import renyi as rb
+    for f in (rb.girgis_upper, rb.girgis_lower, rb.girgis_upper_full, renyi_bounds.cor2_rdp):
         for n, e0 in ((2, 700.0), (10 ** 12, 500.0), (100, 1e-300)):
             out = np.atleast_1d(f(n, e0, 2))
             assert not np.any(np.isnan(out)) and np.all(out >= 0)

@@ -1,4 +1,4 @@
-"""The subsampled shuffler pair (shuffle_lib.subsample): certified against the exact subsampled,
+"""The subsampled shuffler pair (shuffle_lib.mechanisms.clones.subsample): certified against the exact subsampled,
 shuffled binary randomised response; reduces to the fmt21 pair at m = n; CLI."""
 
 import json
@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 from scipy.stats import binom, hypergeom
 
-from shuffle_lib import clones, pld, subsample
+from shuffle_lib.core import pld
+from shuffle_lib.mechanisms import clones
+from shuffle_lib.mechanisms.clones import subsample
 
 
 def rr_subsampled(n, m, eps0, k):

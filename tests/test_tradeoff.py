@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from shuffle_lib import renyi
-from shuffle_lib import tradeoff as tf
+from shuffle_lib.core import renyi
+from shuffle_lib.core import tradeoff as tf
 
 
 def _random_pairs(seed, m=7, count=12):
@@ -72,7 +72,7 @@ def test_lemma_a1_renyi_from_tradeoff_against_mpmath(lam):
 def test_lemma_a1_keeps_tiny_pieces():
     """Pieces of mass 1e-20 next to cumulative sums of order 1 must not vanish (they did when the
     pieces were read off the breakpoints): the clones pair at n = 30 has such atoms."""
-    from shuffle_lib import clone_pld
+    from shuffle_lib.mechanisms.clones import pld as clone_pld
     p, q = clone_pld.clone_pmfs(30, 1.0)
     assert np.min(p[p > 0]) < 1e-15
     for lam in (2.0, 16.0):

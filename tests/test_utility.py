@@ -1,4 +1,4 @@
-"""Tests for shuffle_lib.utility: matrix inversion, simplex projection, analytic Gaussian."""
+"""Tests for shuffle_lib.analyses.utility: matrix inversion, simplex projection, analytic Gaussian."""
 
 import math
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from shuffle_lib import utility as u
+from shuffle_lib.analyses import utility as u
 
 
 @pytest.mark.parametrize("eps,delta", [(1.0, 1e-5), (0.1, 1e-10), (4.0, 1e-22), (0.5, 1e-100), (0.0, 0.1)])

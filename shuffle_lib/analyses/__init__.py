@@ -1,1 +1,2 @@
-"""The experiments: shuffled noisy SGD (seed 003 Alg. 1) and the utility of k-RR histograms (seed 002)."""
+"""The experiments: shuffled noisy SGD (Chen, Cao & Ge 2024, Alg. 1) and the utility of k-RR
+histograms (Biswas, Jung & Palamidessi 2023)."""

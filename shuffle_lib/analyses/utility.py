@@ -1,7 +1,7 @@
 """Utility of histogram release: shuffled k-RR + matrix inversion vs the analytic Gaussian.
 
-Seed 002 Sec. V.  The shuffle side privatises every value with k-RR, counts, inverts
-the k-RR channel (Kairouz, Bonawitz, Ramage 2016; seed 002 eq. 7) and projects onto
+Biswas et al. 2023, Sec. V.  The shuffle side privatises every value with k-RR, counts, inverts
+the k-RR channel (Kairouz, Bonawitz, Ramage 2016; Biswas et al. 2023, eq. 7) and projects onto
 the probability simplex (Wang & Carreira-Perpinan 2013, Algorithm 1): "shuffle+INV".
 The central side adds N(0, sigma^2) to every bin count with the smallest sigma that
 is (eps, delta)-DP, calibrated numerically from the Gaussian CDF (Balle & Wang 2018,
@@ -10,12 +10,12 @@ Thm 8): the mechanism with L2 sensitivity D is (eps, delta)-DP iff
     Phi(D/(2 sigma) - eps sigma/D) - e^eps Phi(-D/(2 sigma) - eps sigma/D) <= delta.
 
 Implemented here with scipy (log_ndtr, brentq) rather than taken from diffprivlib
-(the seed's choice): the library may depend on numpy/scipy only, diffprivlib is not
+(the paper's choice): the library may depend on numpy/scipy only, diffprivlib is not
 installed, and the calibration is 20 lines that the tests check against a 50-digit
 mpmath oracle and against Google's dp_accounting.  The histogram of a
 replace-one neighbouring pair changes two bins by one: D = sqrt(2).
 
-Utilities are total variation distances between normalised histograms (seed 002
+Utilities are total variation distances between normalised histograms (Biswas et al. 2023
 eq. 8-9 with d = TV).  Synthetic data are seeded: N(0, 2) discretised to k bins, and
 check-in-like points on the paper's grids (24 x 17, 16 x 12) drawn from clustered
 hot spots (synthetic: the Gowalla data cannot be downloaded here).
@@ -34,7 +34,7 @@ from shuffle_lib.core.tradeoff import log_gaussian_delta
 
 
 def krr_channel(eps0: float, k: int) -> np.ndarray:
-    """k x k k-RR matrix R[x, y] = P(y | x) (seed 002 Def. III.5)."""
+    """k x k k-RR matrix R[x, y] = P(y | x) (Biswas et al. 2023, Def. III.5)."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 4)
     R = np.full((k, k), 1.0 / (math.exp(eps0) + k - 1))
@@ -42,10 +42,12 @@ def krr_channel(eps0: float, k: int) -> np.ndarray:
     return R
 
 
-def krr_privatize(x: Sequence[int] | np.ndarray, eps0: float, k: int, rng: np.random.Generator) -> np.ndarray:
+def krr_privatize(
+    x: Sequence[int] | np.ndarray, eps0: float, k: int, rng: np.random.Generator
+) -> np.ndarray:
     """Report each value of x (ints in [0, k)) through k-RR, using the Generator rng.
 
-    Source: seed 002 Def. III.5.
+    Source: Biswas et al. 2023, Def. III.5.
     """
     v.instance("rng", rng, np.random.Generator)
     k = v.integer("k", k, lo=2, hi=10 ** 4)
@@ -67,7 +69,9 @@ def matrix_inversion(counts: Sequence[float] | np.ndarray, eps0: float, k: int) 
     counts = v.array("counts", counts, ndim=1)
     R = krr_channel(eps0, k)
     if counts.shape != (k,) or np.any(counts < 0) or counts.sum() <= 0:
-        raise ValueError(f"counts must be {k} non-negative numbers with a positive sum, got {counts!r}.")
+        raise ValueError(
+            f"counts must be {k} non-negative numbers with a positive sum, got {counts!r}."
+        )
     f = counts / counts.sum()
     return (f - R[0, 1]) / (R[0, 0] - R[0, 1])
 
@@ -86,7 +90,7 @@ def project_simplex(y: Sequence[float] | np.ndarray) -> np.ndarray:
 def tv_distance(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray) -> float:
     """Total variation distance 0.5 sum |p - q| of two vectors of equal length.
 
-    Source: seed 002 eq. 8-9 with d = TV.
+    Source: Biswas et al. 2023, eq. 8-9 with d = TV.
     """
     p, q = v.array("p", p), v.array("q", q)
     if p.shape != q.shape:
@@ -125,7 +129,8 @@ def analytic_gaussian_sigma(eps: float, delta: float, sensitivity: float = math.
 
 
 def classical_gaussian_sigma(eps: float, delta: float, sensitivity: float = math.sqrt(2)) -> float:
-    """sigma = sqrt(2 log(1.25/delta)) D / eps (Dwork & Roth 2014; seed 002 Def. V.1; eps < 1)."""
+    """sigma = sqrt(2 log(1.25/delta)) D / eps (Dwork & Roth 2014; Biswas et al. 2023, Def. V.1; eps
+    < 1)."""
     eps = v.real("eps", eps, 0.0, 1.0, lo_open=True, hi_open=True)
     delta = v.probability("delta", delta)
     sensitivity = v.real("sensitivity", sensitivity, 0.0, lo_open=True)
@@ -133,9 +138,10 @@ def classical_gaussian_sigma(eps: float, delta: float, sensitivity: float = math
 
 
 def discretised_normal(n: int, k: int, rng: np.random.Generator, var: float = 2.0) -> np.ndarray:
-    """n seeded draws of N(0, var) binned into k equal bins on [-3 sd, 3 sd] (edges absorb the tails).
+    """n seeded draws of N(0, var) binned into k equal bins on [-3 sd, 3 sd] (edges absorb the
+    tails).
 
-    Source: seed 002 Sec. V (synthetic data).
+    Source: Biswas et al. 2023, Sec. V (synthetic data).
     """
     v.instance("rng", rng, np.random.Generator)
     n = v.integer("n", n, lo=1, hi=10 ** 9)
@@ -153,7 +159,7 @@ def synthetic_checkins(n: int, shape: tuple[int, int], rng: np.random.Generator,
     A seeded mixture: 85 % from n_hot Gaussian hot spots (random centres, widths
     spread * grid size, Zipf-like weights), 15 % uniform background.  Synthetic.
 
-    Source: seed 002 Sec. V (a synthetic stand-in for its check-in data).
+    Source: Biswas et al. 2023, Sec. V (a synthetic stand-in for its check-in data).
     """
     v.instance("rng", rng, np.random.Generator)
     n = v.integer("n", n, lo=1, hi=10 ** 9)
@@ -175,7 +181,9 @@ def _check_release(x, k, sigma):
     sigma = v.real("sigma", sigma, 0.0, lo_open=True)
     x = v.integers("x", x, 0, k - 1)
     if x.ndim != 1 or x.size == 0:
-        raise ValueError(f"x must be a non-empty 1-d array of values in [0, {k - 1}], got shape {x.shape}.")
+        raise ValueError(
+            f"x must be a non-empty 1-d array of values in [0, {k - 1}], got shape {x.shape}."
+        )
     return x, k, sigma
 
 
@@ -183,7 +191,7 @@ def release_once(x: np.ndarray, k: int, eps0: float, sigma: float, rng: np.rando
                  ) -> tuple[float, float, float]:
     """One run of the three releases on data x; returns TVs (gaussian, shuffle, shuffle+INV).
 
-    Gaussian: counts + N(0, sigma^2), normalised by n (seed 002 eq. 9, the noisy
+    Gaussian: counts + N(0, sigma^2), normalised by n (Biswas et al. 2023, eq. 9, the noisy
     histogram itself is the estimate).  Shuffle: the raw k-RR histogram / n.
     Shuffle+INV: matrix inversion then simplex projection (eq. 7-8).
     """
@@ -198,10 +206,12 @@ def release_once(x: np.ndarray, k: int, eps0: float, sigma: float, rng: np.rando
     return tv_distance(gauss, pi), tv_distance(y / n, pi), tv_distance(inv, pi)
 
 
-def utility_runs(x: np.ndarray, k: int, eps0: float, sigma: float, runs: int, seed: int | None) -> np.ndarray:
+def utility_runs(
+    x: np.ndarray, k: int, eps0: float, sigma: float, runs: int, seed: int | None
+) -> np.ndarray:
     """`runs` seeded repetitions of :func:`release_once`; array of shape (runs, 3).
 
-    Source: seed 002 Sec. V.
+    Source: Biswas et al. 2023, Sec. V.
     """
     runs = v.integer("runs", runs, lo=1, hi=10 ** 6)
     seed = None if seed is None else v.integer("seed", seed, lo=0, hi=2 ** 63 - 1)

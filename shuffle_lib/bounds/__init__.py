@@ -1,1 +1,2 @@
-"""Closed-form bounds from the literature, each implemented once (seed 002 Table II, seed 003)."""
+"""Closed-form bounds from the literature, each implemented once (Biswas et al. 2023, Table II, Chen
+et al. 2024)."""

@@ -1,6 +1,7 @@
-"""The three amplification-by-shuffling bounds of seed 002's Table II, each solved for delta.
+"""The three amplification-by-shuffling bounds of Biswas et al.'s (2023) Table II, each solved for
+delta.
 
-Seed 002 (Biswas et al.) Table II puts its delta_hat beside the deltas of
+Biswas, Jung & Palamidessi (2023), Table II, puts its delta_hat beside the deltas of
 [11] Erlingsson et al. (SODA 2019), [10] Balle et al. (CRYPTO 2019) and
 [12] Feldman, McMillan, Talwar (FOCS 2021) at eps0 = 0.49, n = 100 and 1000.
 Each bound is implemented in the form its paper states (eps as a function of
@@ -45,7 +46,7 @@ def erlingsson_epsilon(n: int, eps0: float, delta: float, strict: bool = False) 
     """eps = 12 eps0 sqrt(log(1/delta)/n), valid for eps0 < 1/2 (Erlingsson et al. 2019, Cor. 9).
 
     ``strict=True`` also refuses what lies outside the corollary's other conditions
-    (delta < 1/100 and n > 1000), as seed 000 Sec. 5.3 quotes it.
+    (delta < 1/100 and n > 1000), as Koskela et al. 2021, Sec. 5.3 quotes it.
     """
     n = v.integer("n", n, lo=1001 if strict else 2)
     eps0 = v.real("eps0", eps0, 0.0, 0.5, lo_open=True, hi_open=True)
@@ -79,7 +80,8 @@ def _krr_args(n, gamma, k):
 
 
 def balle_krr_delta(n: int, gamma: float, k: int, eps: float) -> float:
-    """delta of Balle et al. (2019, Thm 3.1) as quoted in 000 Sec. 4, solved for delta.
+    """delta of Balle et al. (2019, Thm 3.1) as quoted in Koskela et al. 2021, Sec. 4, solved for
+    delta.
 
     gamma = max{14 k log(2/delta)/((n-1) eps^2), 27 k/((n-1) eps)} gives
     delta = 2 exp(-gamma (n-1) eps^2 / (14 k)), valid for eps <= 1 and
@@ -95,7 +97,7 @@ def balle_krr_delta(n: int, gamma: float, k: int, eps: float) -> float:
 def balle_epsilon(n: int, gamma: float, k: int, delta: float) -> float:
     """Smallest eps the Balle et al. bound certifies at delta; ``math.inf`` if it needs eps > 1.
 
-    Source: Balle et al. 2019, Thm 3.1 (as quoted in seed 000 Sec. 4).
+    Source: Balle et al. 2019, Thm 3.1 (as quoted in Koskela et al. 2021, Sec. 4).
     """
     n, gamma, k = _krr_args(n, gamma, k)
     delta = v.probability("delta", delta, open_right=False)
@@ -104,7 +106,9 @@ def balle_epsilon(n: int, gamma: float, k: int, delta: float) -> float:
     return eps if eps <= 1.0 else math.inf
 
 
-def advanced_composition(eps: float, delta: float, n_c: int, delta_prime: float) -> tuple[float, float]:
+def advanced_composition(
+    eps: float, delta: float, n_c: int, delta_prime: float
+) -> tuple[float, float]:
     """Dwork & Roth (2014, Thm 3.20): n_c-fold (eps, delta) is (eps', n_c delta + delta')-DP.
 
     eps' = sqrt(2 n_c log(1/delta')) eps + n_c eps (e^eps - 1).  Returns (eps', delta_total).
@@ -148,7 +152,9 @@ def fmt21_epsilon_log(n: int, eps0: float, log_delta: float) -> float:
     if eps0 > math.log(n / (16.0 * l2)):
         return math.inf
     e = math.exp(eps0)
-    return math.log1p((e - 1) / (e + 1) * (8 * math.sqrt(e * (math.log(4.0) - log_delta) / n) + 8 * e / n))
+    return math.log1p(
+        (e - 1) / (e + 1) * (8 * math.sqrt(e * (math.log(4.0) - log_delta) / n) + 8 * e / n)
+    )
 
 
 def fmt21_closed_form(n: int, eps0: float, delta: float) -> float:
@@ -159,8 +165,10 @@ def fmt21_closed_form(n: int, eps0: float, delta: float) -> float:
     out = fmt21_epsilon_log(n, eps0, math.log(delta))
     if math.isinf(out):
         limit = math.log(n / (16 * math.log(2 / delta)))
-        raise ValueError(f"eps0 must be <= log(n / (16 log(2/delta))) = {limit:.6g} for FMT21 Thm 3.1, "
-                         f"got eps0={eps0!r}.")
+        raise ValueError(
+            f"eps0 must be <= log(n / (16 log(2/delta))) = {limit:.6g} for FMT21 Thm 3.1, "
+            f"got eps0={eps0!r}."
+        )
     return out
 
 
@@ -206,7 +214,8 @@ def fmt_delta(eps: float, n: int, eps0: float) -> float:
 
 
 def fmt_clones_pmfs(n: int, eps0: float) -> tuple[np.ndarray, np.ndarray]:
-    """The clones pair of Feldman et al. 2021 Thm 3.2 on the grid (first count j, C = c), flattened."""
+    """The clones pair of Feldman et al. 2021 Thm 3.2 on the grid (first count j, C = c),
+    flattened."""
     n = v.integer("n", n, lo=2, hi=5000)
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     c = np.arange(n)[:, None]
@@ -221,9 +230,12 @@ def fmt_clones_pmfs(n: int, eps0: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fmt_clones_delta(eps: ArrayLike, n: int, eps0: float) -> float | np.ndarray:
-    """Exact hockey-stick delta of the clones pair (Feldman et al. 2021 Thm 3.2), both directions."""
+    """Exact hockey-stick delta of the clones pair (Feldman et al. 2021 Thm 3.2), both
+    directions."""
     eps_arr = v.reals("eps", eps, lo=0.0)
     P, Q = fmt_clones_pmfs(n, eps0)
     P, Q = P / P.sum(), Q / Q.sum()
-    d = np.maximum(hockey_stick(pld_from_pmfs(P, Q), eps_arr), hockey_stick(pld_from_pmfs(Q, P), eps_arr))
+    d = np.maximum(
+        hockey_stick(pld_from_pmfs(P, Q), eps_arr), hockey_stick(pld_from_pmfs(Q, P), eps_arr)
+    )
     return d if np.ndim(eps) else float(d[0])

@@ -14,6 +14,7 @@ import math
 import numpy as np
 from scipy.stats import binom
 
+from shuffle_lib.core import search
 from shuffle_lib.core import validate as v
 
 MAX_TRIALS = 2 ** 53   # trials exactly representable as a float (scipy computes in doubles)
@@ -26,7 +27,8 @@ def binom_logpmf(j: int | np.ndarray, n: int | np.ndarray, p: float) -> np.ndarr
     log10(n log n) digits (at n = 1e7 its PMF sums to 1 + 1.4e-9); ``binom.pmf``
     (Boost, ibeta_derivative) keeps full relative accuracy, so its log is used
     wherever it does not underflow, and logpmf only in the far tails below 1e-300.
-    Any integer ``j`` is allowed (log 0 = -inf outside 0..n); ``n`` integers in [0, 2^53], ``p`` in [0, 1].
+    Any integer ``j`` is allowed (log 0 = -inf outside 0..n); ``n`` integers in [0, 2^53], ``p`` in
+    [0, 1].
     """
     j = v.integers("j", j, -MAX_TRIALS, MAX_TRIALS)
     n = v.integers("n", n, 0, MAX_TRIALS)
@@ -38,7 +40,9 @@ def binom_logpmf(j: int | np.ndarray, n: int | np.ndarray, p: float) -> np.ndarr
 
 def _kl(x, p):
     with np.errstate(divide="ignore", invalid="ignore"):
-        t1 = np.where(x > 0, x * np.log(x / p), 0.0)
+        # log x - log p, not log(x / p): x / p overflowed to inf for a subnormal p (gamma = 1e-320),
+        # an infinite KL that claimed an empty tail and narrowed the window unsoundly
+        t1 = np.where(x > 0, x * (np.log(x) - np.log(p)), 0.0)
         t2 = np.where(x < 1, (1 - x) * np.log((1 - x) / (1 - p)), 0.0)
     return t1 + t2
 
@@ -55,22 +59,22 @@ def tail_range(m: int | np.ndarray, p: float, tau: float) -> tuple[np.ndarray, n
     tau = v.real("tau", tau, 0.0, 1.0, lo_open=True)
     target = math.log(1.0 / tau) / np.maximum(m, 1.0)
     out = []
-    for lo, hi in ((np.full(m.shape, p), np.ones(m.shape)), (np.zeros(m.shape), np.full(m.shape, p))):
+    for lo, hi in (
+        (np.full(m.shape, p), np.ones(m.shape)),
+        (np.zeros(m.shape), np.full(m.shape, p)),
+    ):
         upper_side = lo[0] == p
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            far = _kl(mid, p) >= target
-            if upper_side:
-                hi, lo = np.where(far, mid, hi), np.where(far, lo, mid)
-            else:
-                lo, hi = np.where(far, mid, lo), np.where(far, hi, mid)
-        out.append(hi if upper_side else lo)
+        # the far side (KL >= target) is kept: hi above the mean, lo below it
+        far, near = (hi, lo) if upper_side else (lo, hi)
+        out.append(search.narrow_arrays(lambda x: _kl(x, p) >= target, far, near, 60)[0])
     k_hi = np.minimum(np.ceil(m * out[0]), m)
     k_lo = np.maximum(np.floor(m * out[1]), 0)
     return k_lo.astype(np.int64), k_hi.astype(np.int64)
 
 
-def binom_window(N: int | np.ndarray, p: float, tail: float) -> tuple[int, int] | tuple[np.ndarray, np.ndarray]:
+def binom_window(
+    N: int | np.ndarray, p: float, tail: float
+) -> tuple[int, int] | tuple[np.ndarray, np.ndarray]:
     """[lo, hi] outside which Bin(N, p) has mass <= tail (Chernoff, :func:`tail_range` with tail/2 a
     side); the full range [0, N] if tail == 0 or p is 0 or 1.  Ints for a scalar N, arrays for an
     array N.  ``N`` integers in [0, 2^53], ``p`` and ``tail`` in [0, 1]."""

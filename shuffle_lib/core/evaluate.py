@@ -18,15 +18,15 @@ mechanisms that declare no Renyi method of their own.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
 
 from shuffle_lib.core import fourier
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.renyi import renyi_pld, renyi_pld_bracket
-from shuffle_lib.core.types import Bracket, DirectModel, Model, PairModel, WorstCase
+from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, Model, PairModel, WorstCase
 
 Verb = Literal["delta", "epsilon"]
 
@@ -57,7 +57,9 @@ def tail_cut(model: Model) -> float:
     return max(pm.tail_cut for pm in _pairs(model))
 
 
-def delta_brackets(model: Model, eps: Sequence[float], compositions: int = 1, **kw) -> list[Bracket]:
+def delta_brackets(
+    model: Model, eps: ArrayLike, compositions: int = 1, **kw
+) -> list[Bracket]:
     """Certified brackets for the tight delta(eps) of ``compositions`` rounds, one per eps.
 
     Keywords (``accuracy``, ``rtol``, ...) go to :func:`shuffle_lib.core.fourier.delta_bracket`.
@@ -66,13 +68,15 @@ def delta_brackets(model: Model, eps: Sequence[float], compositions: int = 1, **
     eps = [float(x) for x in v.reals("eps", eps, lo=0.0)]
     if isinstance(model, DirectModel):
         return model.delta(eps)
-    k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     cut = k * tail_cut(model)
     br = _worst(fourier.delta_bracket, model, k, eps, **kw)
     return [Bracket(max(0.0, b.lower - cut), b.upper) for b in br]
 
 
-def epsilon_brackets(model: Model, delta: Sequence[float], compositions: int = 1, **kw) -> list[Bracket]:
+def epsilon_brackets(
+    model: Model, delta: ArrayLike, compositions: int = 1, **kw
+) -> list[Bracket]:
     """Certified brackets for the tight eps(delta) of ``compositions`` rounds, one per delta.
 
     With a tail cut the lower end is read at delta + K * tail_cut, where the cut PLDs' delta is no
@@ -82,11 +86,12 @@ def epsilon_brackets(model: Model, delta: Sequence[float], compositions: int = 1
     delta = [float(x) for x in v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)]
     if isinstance(model, DirectModel):
         return model.epsilon(delta)
-    k = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     cut = k * tail_cut(model)
     shifted = [d + cut for d in delta if d + cut < 1.0] if cut > 0 else []
     if all(x == d for x, d in zip(shifted, delta)) and len(shifted) == len(delta):
-        cut, shifted = 0.0, []            # the cut is below the targets' rounding: nothing to read twice
+        # the cut is below the targets' rounding: nothing to read twice
+        cut, shifted = 0.0, []
     both = _worst(fourier.epsilon_bracket, model, k, delta + shifted, **kw)
     br, low = both[:len(delta)], both[len(delta):]
     if cut > 0:
@@ -95,8 +100,11 @@ def epsilon_brackets(model: Model, delta: Sequence[float], compositions: int = 1
     return br
 
 
-def brackets(model: Model, verb: Verb, targets: Sequence[float], compositions: int = 1, **kw) -> list[Bracket]:
-    """:func:`delta_brackets` for ``verb="delta"`` (targets are eps), else :func:`epsilon_brackets`."""
+def brackets(
+    model: Model, verb: Verb, targets: ArrayLike, compositions: int = 1, **kw
+) -> list[Bracket]:
+    """:func:`delta_brackets` for ``verb="delta"`` (targets are eps), else
+    :func:`epsilon_brackets`."""
     v.instance("model", model, (PairModel, WorstCase, DirectModel))
     if verb == "delta":
         return delta_brackets(model, targets, compositions, **kw)
@@ -105,7 +113,7 @@ def brackets(model: Model, verb: Verb, targets: Sequence[float], compositions: i
     raise ValueError(f"verb must be 'delta' or 'epsilon', got {verb!r}.")
 
 
-def rdp_brackets(model: Model, orders: Sequence[float]) -> list[Bracket]:
+def rdp_brackets(model: Model, orders: ArrayLike) -> list[Bracket]:
     """Certified brackets for max(D_a(P||Q), D_a(Q||P)) of the build's PLDs, one per order a.
 
     Exact for exact PLDs; +inf when a PLD carries mass at +inf, unless the model reports
@@ -114,19 +122,39 @@ def rdp_brackets(model: Model, orders: Sequence[float]) -> list[Bracket]:
     v.instance("model", model, (PairModel, WorstCase, DirectModel))
     if isinstance(model, DirectModel):
         raise ValueError("this mechanism builds no PLD and declares no Renyi method.")
-    orders = v.reals("orders", orders, lo=1.0, lo_open=True)
+    lams = np.asarray(v.reals("orders", orders, lo=1.0, lo_open=True), dtype=float)
 
     def div(pm: PairModel, end: int) -> np.ndarray:   # end 0: upper PLDs, 1: lower (dominated) PLDs
-        x, y = (pm.pq, pm.qp) if end == 0 or pm.pq_lower is None else (pm.pq_lower, pm.qp_lower)
+        x, y = pm.pq, pm.qp
+        if end == 1 and pm.pq_lower is not None and pm.qp_lower is not None:
+            x, y = pm.pq_lower, pm.qp_lower
         if pm.max_loss is not None:
-            return np.maximum(renyi_pld_bracket(x, orders, pm.max_loss)[1 - end],
-                              renyi_pld_bracket(y, orders, pm.max_loss)[1 - end])
-        return np.maximum(renyi_pld(x, orders), renyi_pld(y, orders))
+            d = np.maximum(renyi_pld_bracket(x, lams, pm.max_loss)[1 - end],
+                           renyi_pld_bracket(y, lams, pm.max_loss)[1 - end])
+        else:
+            d = np.maximum(renyi_pld(x, lams), renyi_pld(y, lams))
+        if end == 0:     # rounding of the moment's pairwise sum, charged to the upper end
+            atoms = max(x.probs.size, y.probs.size, 1)
+            d = d + 1e-13 * np.abs(d) + (max(_mass_deficit(x), _mass_deficit(y))
+                                         + (math.log2(atoms) + 4) * 2.3e-16) / (lams - 1)
+        return np.maximum(d, 0.0)
 
     pairs = _pairs(model)
     lo = np.max([div(pm, 1) for pm in pairs], axis=0)
     hi = np.max([div(pm, 0) for pm in pairs], axis=0)
     return [Bracket(a, b) for a, b in zip(lo, hi)]
+
+
+def _mass_deficit(pld) -> float:
+    """-log of a PLD's total mass when rounding left it below 1 (else 0): the upper end's allowance.
+
+    A PLD built in doubles can sum to 1 - 2e-16; log E_P[e^{(lam-1)L}] then came out at -4.4e-16
+    where the divergence is >= 0 (``rdp ldp-shuffle-subsampled --eps0 1e-320``).  Dividing the
+    moment by the total mass can only raise it, so the upper end adds this term; both ends are then
+    clamped to the divergence's range [0, inf].
+    """
+    total = math.fsum(pld.probs) + pld.inf_mass
+    return -math.log(total) if 0.0 < total < 1.0 else 0.0
 
 
 def finite_or_none(x: float | None) -> float | None:

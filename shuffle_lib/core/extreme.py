@@ -22,9 +22,9 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.constants import REL_MARGIN
 from shuffle_lib.core.pld import PLD, check_components
 
-_REL_MARGIN = 1e-12    # covers double rounding in the log-sum-exp sums (as grid._REL_MARGIN)
 _LOG_LAM = (math.log(1e-6), math.log(1e8))
 
 
@@ -48,7 +48,9 @@ def log_mgf(components: Sequence[tuple[PLD, int]], lam: float) -> float:
 
 def _log_inf_free(components):
     """log P[no round has L = +inf] = sum c log(1 - inf_mass)."""
-    return sum(c * (math.log1p(-p.inf_mass) if p.inf_mass < 1.0 else -math.inf) for p, c in components)
+    return sum(
+        c * (math.log1p(-p.inf_mass) if p.inf_mass < 1.0 else -math.inf) for p, c in components
+    )
 
 
 def chernoff_eps(components: Sequence[tuple[PLD, int]], delta: float) -> float:
@@ -67,13 +69,13 @@ def chernoff_eps(components: Sequence[tuple[PLD, int]], delta: float) -> float:
         return math.inf
     if d_inf == 0.0:
         top = math.fsum(c * float(p.losses[-1]) for p, c in components)
-        best = max(top, 0.0) * (1 + _REL_MARGIN) + 1e-300
+        best = max(top, 0.0) * (1 + REL_MARGIN) + 1e-300
     else:
         best = math.inf
     log_room = math.log(delta - d_inf)
     f = lambda t: (log_mgf(components, math.exp(t)) - log_room) / math.exp(t)  # noqa: E731
     res = minimize_scalar(f, bounds=_LOG_LAM, method="bounded", options={"xatol": 1e-4})
-    return min(best, max(float(res.fun), 0.0) * (1 + _REL_MARGIN) + 1e-300)
+    return min(best, max(float(res.fun), 0.0) * (1 + REL_MARGIN) + 1e-300)
 
 
 def chernoff_delta(components: Sequence[tuple[PLD, int]], eps: float) -> float:
@@ -86,19 +88,22 @@ def chernoff_delta(components: Sequence[tuple[PLD, int]], eps: float) -> float:
     d_inf = -math.expm1(_log_inf_free(components))
     if d_inf == 1.0:
         return 1.0
-    if d_inf == 0.0 and eps >= math.fsum(c * float(p.losses[-1]) for p, c in components) * (1 + _REL_MARGIN):
+    if d_inf == 0.0 and eps >= math.fsum(c * float(p.losses[-1]) for p, c in components) * (
+        1 + REL_MARGIN
+    ):
         return 0.0
     f = lambda t: log_mgf(components, math.exp(t)) - math.exp(t) * eps  # noqa: E731
     res = minimize_scalar(f, bounds=_LOG_LAM, method="bounded", options={"xatol": 1e-4})
-    return min(1.0, (d_inf + math.exp(min(float(res.fun), 0.0))) * (1 + _REL_MARGIN))
+    return min(1.0, (d_inf + math.exp(min(float(res.fun), 0.0))) * (1 + REL_MARGIN))
 
 
 def _log_top(components):
-    """(L_top, log P_top) of the all-largest-finite-loss outcome; log P_top lowered by 1e-9 relative,
-    far more than the rounding of the sums, so the bounds below stay on the safe side."""
+    """(L_top, log P_top) of the all-largest-finite-loss outcome; log P_top lowered by 1e-9
+    relative, far more than the rounding of the sums, so the bounds below stay on the safe side."""
     tops = []
     for p, _ in components:
-        nz = np.flatnonzero(p.probs > 0)      # a zero-mass atom is no outcome (it used to give log(0))
+        # a zero-mass atom is no outcome (and has no log: tests/test_cli_bad_input.py)
+        nz = np.flatnonzero(p.probs > 0)
         if nz.size == 0:
             return -math.inf, -math.inf        # no finite outcome: no lower end from the top atom
         tops.append((float(p.losses[nz[-1]]), float(p.probs[nz[-1]])))
@@ -110,7 +115,7 @@ def _log_top(components):
 def top_atom_eps(components: Sequence[tuple[PLD, int]], delta: float) -> float:
     """A lower end for eps(delta): L_top + log(1 - delta / P_top) when delta < P_top, else 0.
 
-    Source: the top-atom bound of the module docstring (lower end), seed 000 Thm 5.
+    Source: the top-atom bound of the module docstring (lower end), Koskela et al. 2021, Thm 5.
     """
     components = check_components(components)
     delta = v.real("delta", delta, 0.0, 1.0, lo_open=True)
@@ -118,13 +123,13 @@ def top_atom_eps(components: Sequence[tuple[PLD, int]], delta: float) -> float:
     if top <= 0 or math.log(delta) >= log_p:
         return 0.0
     e = top + math.log1p(-math.exp(math.log(delta) - log_p))
-    return max(0.0, e - _REL_MARGIN * max(1.0, abs(top)))
+    return max(0.0, e - REL_MARGIN * max(1.0, abs(top)))
 
 
 def top_atom_delta(components: Sequence[tuple[PLD, int]], eps: float) -> float:
     """A lower end for delta(eps): P_top (1 - e^{eps - L_top}) for eps < L_top, else 0.
 
-    Source: the top-atom bound of the module docstring (lower end), seed 000 Thm 5.
+    Source: the top-atom bound of the module docstring (lower end), Koskela et al. 2021, Thm 5.
     """
     return top_atom_deltas(components, [v.real("eps", eps, allow_inf=True)])[0]
 
@@ -133,10 +138,12 @@ def top_atom_deltas(components: Sequence[tuple[PLD, int]], eps: Sequence[float])
     """:func:`top_atom_delta` at each eps, the top atom found once (the accountant narrows every
     grid bracket with it, shuffle_lib.core.fourier).
 
-    Source: the top-atom bound of the module docstring (lower end), seed 000 Thm 5.
+    Source: the top-atom bound of the module docstring (lower end), Koskela et al. 2021, Thm 5.
     """
     components = check_components(components)
     eps = v.reals("eps", eps, allow_inf=True)
     top, log_p = _log_top(components)
-    return [0.0 if e >= top else max(0.0, math.exp(log_p) * -math.expm1(e - top) * (1 - _REL_MARGIN))
-            for e in eps.tolist()]
+    return [
+        0.0 if e >= top else max(0.0, math.exp(log_p) * -math.expm1(e - top) * (1 - REL_MARGIN))
+        for e in eps.tolist()
+    ]

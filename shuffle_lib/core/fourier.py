@@ -2,7 +2,7 @@
 
 The public face of the accountant.  A composition is given, for each direction,
 as a PLD or a list [(pld, count), ...] (heterogeneous rounds); the tight delta is
-the max over the two directions (seed 000 Thm 5; seed 001 Def. 3 and Thm 5).
+the max over the two directions (Koskela et al. 2021, Thm 5; Koskela et al. 2022, Def. 3 and Thm 5).
 One round is computed exactly from the PLD; more rounds go through the grid of
 :mod:`shuffle_lib.core.grid`, whose step, tilt and rounding mode are chosen here:
 
@@ -17,9 +17,10 @@ One round is computed exactly from the PLD; more rounds go through the grid of
 * tilt lam: the Chernoff-optimal value min_lam [Lambda(lam) - lam eps] for the
   smallest eps asked (or the RDP-optimal one for the largest delta asked), where
   Lambda(lam) = sum_rounds log E_P[e^{lam L}];
-* ``epsilon_bracket`` steers the tilt on grids 16x coarser, then composes once at the accuracy asked;
-  a symmetric pair's bracket is read once, and the Hoeffding level c is chosen at one eps (the
-  middle c's) rather than by a search per c: any c gives a certified end, the choice only tightens;
+* ``epsilon_bracket`` steers the tilt on grids 16x coarser, then composes once at the accuracy
+  asked; a symmetric pair's bracket is read once, and the Hoeffding level c is chosen at one eps
+  (the middle c's) rather than by a search per c: any c gives a certified end, the choice only
+  tightens;
 * ``delta_bracket`` refines the grid (accuracy / 4 at a time) until every
   bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
   5 % above), as far as ``max_points`` allows;
@@ -40,11 +41,12 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from shuffle_lib.core import validate as v
-from shuffle_lib.core import grid as F
 from shuffle_lib.core import extreme as X
-from shuffle_lib.core.pld import PLD, epsilon_for_delta, hockey_stick
-from shuffle_lib.core.pld import check_components as _named_components
+from shuffle_lib.core import grid as F
+from shuffle_lib.core import search
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.constants import REL_MARGIN
+from shuffle_lib.core.pld import PLD, check_components, epsilon_for_delta, hockey_stick, loss_slack
 from shuffle_lib.core.types import ArrayLike, Bracket
 
 DEFAULT_ACCURACY = 2e-4
@@ -53,37 +55,20 @@ DEFAULT_MAX_POINTS = 2 ** 24
 _REFINE_MAX_POINTS = 2 ** 22   # delta_bracket's automatic refinement stops at this grid size
 _LAM_MAX = 50.0
 _HOPELESS = 8          # a support this many times max_points grid points at the accuracy's step ...
-_BOUNDED_POINTS = 2 ** 21   # ... is composed on about this many points instead (issue 17 item 3)
-
-
-def check_components(components: PLD | Sequence[tuple[PLD, int]]) -> list[tuple[PLD, int]]:
-    """Normalise a PLD or [(pld, count), ...] into a validated list."""
-    if isinstance(components, PLD):
-        components = [(components, 1)]
-    out = []
-    for item in components:
-        try:
-            pld, count = item
-        except (TypeError, ValueError):
-            raise ValueError(f"components must be (PLD, count) pairs, got {item!r}.") from None
-        if not isinstance(pld, PLD):
-            raise ValueError(f"components must be PLDs with counts, got {type(pld).__name__}.")
-        out.append((pld, v.integer("compositions", count, lo=1, hi=10 ** 7)))
-    if not out:
-        raise ValueError("components must hold at least one (PLD, count) pair.")
-    return out
+_BOUNDED_POINTS = 2 ** 21   # ... is composed on about this many points instead (certified, fast)
 
 
 def composed_inf_mass(components: PLD | Sequence[tuple[PLD, int]]) -> float:
     """The composition's exact mass at +inf, delta(inf), without cancellation (grid.py point 5).
 
-    Source: seed 000 Thm 5 (delta(inf) is the +inf mass); the complement form -expm1(sum log1p(-a)) for the composed +inf mass.
+    Source: Koskela et al. 2021, Thm 5 (delta(inf) is the +inf mass); the complement form -expm1(sum
+    log1p(-a)) for the composed +inf mass.
     """
     lfin = ltot = 0.0
     for p, c in check_components(components):
-        a, b = F._log_masses(p)
+        a, b = F.log_masses(p)
         lfin, ltot = lfin + c * a, ltot + c * b
-    return F._inf_mass(lfin, ltot)
+    return F.inf_mass(lfin, ltot)
 
 
 def _lam_for_eps(components, eps):
@@ -101,21 +86,29 @@ def _eps_rdp(components, delta):
 
 def _step_for(accuracy, K):
     """Grid step whose rounding moves eps by about ``accuracy`` after K rounds."""
-    if K <= F.UPDOWN_MAX_K:   # width K h of the up/down bracket, less 0.1 % for the slack and the search
+    # width K h of the up/down bracket, less 0.1 % for the slack and the search
+    if K <= F.UPDOWN_MAX_K:
         return 0.999 * 2 * accuracy / K
     return accuracy / math.sqrt(K * math.log(1e15) / 2)
 
 
 def _width_estimate(components):
     """A Bernstein-type width (in loss units) of the composed support."""
-    ell = math.log(2.0 / F._TAU)
+    ell = math.log(2.0 / F.TAU)
     total = 0.0
     for p, count in components:
-        c = np.cumsum(p.probs)  # atoms in tails of mass <= _TAU are cut anyway: ignore them
-        i, j = int(np.searchsorted(c, F._TAU, "right")), int(np.searchsorted(c, c[-1] - F._TAU, "left"))
-        s, w = (p.losses[i:j + 1], p.probs[i:j + 1]) if i <= j < p.losses.size else (p.losses, p.probs)
-        mu = F._dot(s, w) / max(float(w.sum()), 1e-300)
-        var = F._dot((s - mu) ** 2, w) / max(float(w.sum()), 1e-300)
+        c = np.cumsum(p.probs)  # atoms in tails of mass <= TAU are cut anyway: ignore them
+        i, j = (
+            int(np.searchsorted(c, F.TAU, "right")),
+            int(np.searchsorted(c, c[-1] - F.TAU, "left")),
+        )
+        s, w = (
+            (p.losses[i : j + 1], p.probs[i : j + 1])
+            if i <= j < p.losses.size
+            else (p.losses, p.probs)
+        )
+        mu = F.dot(s, w) / max(float(w.sum()), 1e-300)
+        var = F.dot((s - mu) ** 2, w) / max(float(w.sum()), 1e-300)
         b = float(np.max(np.abs(s - mu), initial=0.0))
         t = b * ell / 3 + math.sqrt((b * ell / 3) ** 2 + 2 * count * var * ell)
         span = float(s[-1] - s[0]) if s.size else 0.0
@@ -123,14 +116,20 @@ def _width_estimate(components):
     return max(total, 1e-12)
 
 
-def compose(components: PLD | Sequence[tuple[PLD, int]], accuracy: float = DEFAULT_ACCURACY, h: float | None = None,
-            max_points: int = DEFAULT_MAX_POINTS, lam: float = 0.0) -> F.Composed:
+def compose(
+    components: PLD | Sequence[tuple[PLD, int]],
+    accuracy: float = DEFAULT_ACCURACY,
+    h: float | None = None,
+    max_points: int = DEFAULT_MAX_POINTS,
+    lam: float = 0.0,
+) -> F.Composed:
     """Compose one direction on the grid: a :class:`shuffle_lib.core.grid.Composed`.
 
     ``accuracy``: target half-width of the eps bracket; ``h``: grid step (overrides
     ``accuracy``); ``max_points``: cap on grid points; ``lam``: exponential tilt >= 0.
 
-    Source: the FFT accountant of seed 000 Sec. 2.2 / seed 001 Sec. 2.2 (:mod:`shuffle_lib.core.grid`).
+    Source: the FFT accountant of Koskela et al. 2021, Sec. 2.2 / Koskela et al. 2022, Sec. 2.2
+    (:mod:`shuffle_lib.core.grid`).
     """
     components = check_components(components)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
@@ -142,14 +141,17 @@ def compose(components: PLD | Sequence[tuple[PLD, int]], accuracy: float = DEFAU
     if h is not None:
         h = v.real("h", h, 0.0, 1.0, lo_open=True)
         if width / h > 4 * max_points:
-            raise ValueError(f"h={h:g} is too small for max_points={max_points}: the composed support needs "
-                             f"about {width / h:.3g} grid points; take h >= {width / (4 * max_points):.3g}.")
+            raise ValueError(
+                f"h={h:g} is too small for max_points={max_points}: the composed support needs "
+                f"about {width / h:.3g} grid points; take h >= {width / (4 * max_points):.3g}."
+            )
         return F.compose_on_grid(components, h, lam, mode)
     h = _fine_step(components, accuracy)
     if width / h > max_points:  # measure the real support with a coarse run before coarsening h
         probe = F.compose_on_grid(components, width / 2 ** 14, lam, mode)
         real = max(probe.up.w.size, probe.low.w.size) * probe.h
-        if real / h > _HOPELESS * max_points:   # out of reach by far: a bounded grid, not the largest
+        # out of reach by far: a bounded grid, not the largest
+        if real / h > _HOPELESS * max_points:
             max_points = min(max_points, _BOUNDED_POINTS)
         h = max(h, 1.3 * real / max_points)
     return F.compose_on_grid(components, h, lam, mode)
@@ -160,7 +162,7 @@ def _fine_step(components, accuracy):
     'mean' mode (grid point 1b)."""
     K = sum(c for _, c in components)
     h = _step_for(accuracy, K)
-    return h if K <= F.UPDOWN_MAX_K else h * 0.98 * F._rounding_gain(components, h)
+    return h if K <= F.UPDOWN_MAX_K else h * 0.98 * F.rounding_gain(components, h)
 
 
 def _ladder(cg, delta=None):
@@ -177,7 +179,8 @@ def delta_bracket_one(cg: F.Composed, eps: float) -> Bracket:
     The Hoeffding level c is chosen on the fast approximate reads; the returned
     values are direct evaluations, so each is certified whatever c was chosen.
 
-    Source: seed 000 Thm 5, eq. 2.3 read off the grid (:mod:`shuffle_lib.core.grid`, points 1-4).
+    Source: Koskela et al. 2021, Thm 5, eq. 2.3 read off the grid (:mod:`shuffle_lib.core.grid`,
+    points 1-4).
     """
     v.instance("cg", cg, F.Composed)
     eps = v.real("eps", eps)
@@ -198,27 +201,22 @@ def _bisect(f, delta, top):
 
 def _narrow(f, delta, lo, hi):
     """Bisect keeping f(lo) > delta >= f(hi) until hi - lo <= 1e-12 max(1, hi); returns (lo, hi)."""
-    while hi - lo > 1e-12 * max(1.0, hi):
-        mid = 0.5 * (lo + hi)
-        if f(mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return lo, hi
+    return search.narrow(lambda x: f(x) > delta, lo, hi, lambda a, b: b - a <= 1e-12 * max(1.0, b))
 
 
 def _certify(f, x, delta, want_above, top):
-    """Move x (outwards, by doubling steps) until the certified f confirms the side wanted."""
+    """Move x (outwards, by doubling steps) until the certified f confirms the side wanted: down
+    to 0 at most for f > delta; up for f <= delta, +inf once past ``top`` without it."""
     step = 1e-12 * max(1.0, x)
-    while True:
-        if want_above and (x <= 0.0 or f(x) > delta):
-            return max(x, 0.0)
-        if not want_above and f(x) <= delta:
-            return x
-        if not want_above and x > top:
-            return math.inf
-        x = x - step if want_above else x + step
-        step *= 2
+    if want_above:
+        return max(search.step_out(lambda y: f(y) > delta, x, step, True, 0.0), 0.0)
+    below = [False]
+
+    def verified(y):
+        below[0] = f(y) <= delta
+        return below[0] or y > top
+    x = search.step_out(verified, x, step, False, math.inf)
+    return x if below[0] else math.inf
 
 
 def _lower_end(f, delta, hi):
@@ -229,10 +227,7 @@ def _lower_end(f, delta, hi):
     """
     if f(0.0) <= delta and f(min(hi, 1.0)) <= delta and hi <= 1.0:
         return 0.0
-    step, lo = 1e-9 * max(1.0, hi), hi
-    while lo > 0.0 and f(lo) <= delta:
-        lo = max(lo - step, 0.0)
-        step *= 2
+    lo = search.step_out(lambda x: f(x) > delta, hi, 1e-9 * max(1.0, hi), True, 0.0)
     if lo <= 0.0:
         return 0.0
     return _narrow(f, delta, lo, hi)[0]
@@ -245,23 +240,32 @@ def epsilon_bracket_one(cg: F.Composed, delta: float) -> Bracket:
     lower: delta_lower(lower) > delta (or lower = 0), so the tight eps is >= lower.
     The search runs on the fast reads; both ends are then confirmed by direct evaluation.
 
-    Source: seed 000 Thm 5, eq. 2.3 inverted on the grid (:mod:`shuffle_lib.core.grid`).
+    Source: Koskela et al. 2021, Thm 5, eq. 2.3 inverted on the grid (:mod:`shuffle_lib.core.grid`).
     """
     v.instance("cg", cg, F.Composed)
     delta = v.probability("delta", delta)
     top = F.top_loss(cg)
     ladder = _ladder(cg, delta)
     ups = lows = ladder
-    if len(ladder) > 1:   # pick c where it matters (at the eps of a middle c): one search, not one per c
-        e_mid = _bisect(lambda x: F.delta_upper(cg, x, ladder[len(ladder) // 2], fast=True), delta, top)[1]
+    # pick c where it matters (at the eps of a middle c): one search, not one per c
+    if len(ladder) > 1:
+        e_mid = _bisect(
+            lambda x: F.delta_upper(cg, x, ladder[len(ladder) // 2], fast=True), delta, top
+        )[1]
         if math.isfinite(e_mid):
             ups = [min(ladder, key=lambda c: F.delta_upper(cg, e_mid, c, fast=True))]
             lows = [max(ladder, key=lambda c: F.delta_lower(cg, e_mid, c, fast=True))]
-    e_up, c_up = min((_bisect(lambda x: F.delta_upper(cg, x, c, fast=True), delta, top)[1], c) for c in ups)
+    e_up, c_up = min(
+        (_bisect(lambda x: F.delta_upper(cg, x, c, fast=True), delta, top)[1], c)  # noqa: B023
+        for c in ups
+    )
     if math.isfinite(e_up):
         e_up = _certify(lambda x: F.delta_upper(cg, x, c_up), e_up, delta, False, top)
     hi = e_up if math.isfinite(e_up) else top
-    e_low, c_low = max((_lower_end(lambda x: F.delta_lower(cg, x, c, fast=True), delta, hi), c) for c in lows)
+    e_low, c_low = max(
+        (_lower_end(lambda x: F.delta_lower(cg, x, c, fast=True), delta, hi), c)  # noqa: B023
+        for c in lows
+    )
     e_low = _certify(lambda x: F.delta_lower(cg, x, c_low), e_low, delta, True, top)
     if math.isinf(e_up) and F.delta_lower(cg, top, c_low) > delta:
         e_low = math.inf  # delta_lower stays above delta for good: no finite eps
@@ -270,24 +274,6 @@ def epsilon_bracket_one(cg: F.Composed, delta: float) -> Bracket:
 
 def _single(components):
     return components[0][0] if len(components) == 1 and components[0][1] == 1 else None
-
-
-def loss_slack(pld: PLD) -> float:
-    """A bound on the rounding of the PLD's losses: 64 ulp of max(1, max abs(L) + max(-log P)).
-
-    Losses are computed in floating point (log P - log Q and the like, each log within an ulp of
-    its argument's log, abs(log Q) <= abs(log P) + abs(L)), so an atom can sit on the wrong side of a
-    target eps that it ties with.  Evaluating the hockey-stick divergence at eps - slack (upper
-    end) and eps + slack (lower end) keeps one-round brackets certified at ties (before: ``delta
-    rr --eps0 0.3 --eps 0.3`` gave [3.2e-17, 3.2e-17], exact 0).  Errors of the masses themselves
-    (a mechanism's formulas) are the mechanism's to bound.
-    """
-    v.instance("pld", pld, PLD)
-    if not pld.losses.size:
-        return 0.0
-    pos = pld.probs[pld.probs > 0]
-    scale = float(np.max(np.abs(pld.losses))) + (max(0.0, -math.log(float(pos.min()))) if pos.size else 0.0)
-    return 64 * 2.0 ** -52 * max(1.0, scale)
 
 
 def _exact_eps(pld, delta):
@@ -299,7 +285,7 @@ def _exact_eps(pld, delta):
     e = epsilon_for_delta(pld, delta)
     if not math.isfinite(e) or e == 0.0:
         return Bracket(e, e)
-    eta, m, top = loss_slack(pld), F._REL_MARGIN, float(pld.losses[-1])
+    eta, m, top = loss_slack(pld), REL_MARGIN, float(pld.losses[-1])
     pad = 1e-12 * max(1.0, e)
     up = e + pad
     while up - eta <= top and hockey_stick(pld, up - eta) * (1 + m) > delta:
@@ -331,8 +317,9 @@ def _loose(br):
 
 
 def _cap_eps(br, components, delta, low=None):
-    """Tighten a loose bracket with the grid-free bounds of :mod:`shuffle_lib.core.extreme` (tiny delta);
-    ``low``: dominated components for the lower end's top-atom bound (default: ``components``)."""
+    """Tighten a loose bracket with the grid-free bounds of :mod:`shuffle_lib.core.extreme` (tiny
+    delta); ``low``: dominated components for the lower end's top-atom bound (default:
+    ``components``)."""
     if not _loose(br):
         return br
     # the caps read the rounded losses: the true losses lie within K loss_slack of them (as in
@@ -350,8 +337,9 @@ def _cap_delta(br, components, eps, low=None):
     if not _loose(br):
         return br
     # the grid-free caps read the PLDs' floating-point losses: shifted by their rounding (K times
-    # loss_slack), as the one-round path is; unshifted, the Chernoff cap took a pair whose losses
-    # 1e-16 all round to 0 down to delta(0) = 0 at K = 2, exact 5.2e-17 (found by the deep run)
+    # loss_slack), as the one-round path is; unshifted, the Chernoff cap takes a pair whose losses
+    # 1e-16 all round to 0 down to delta(0) = 0 at K = 2, exact 5.2e-17
+    # (tests/test_certified_edges.py::test_grid_free_caps_carry_the_loss_rounding)
     slack = math.fsum(c * loss_slack(p) for p, c in components)
     lo_comps = components if low is None else low
     slack_lo = math.fsum(c * loss_slack(p) for p, c in lo_comps)
@@ -366,14 +354,18 @@ def _near_top_delta(components, eps):
     outcome with true loss > eps needs every round's rounded loss >= its top - D, D = T - eps + s;
     hence delta(eps) <= D_inf + prod_r P_r[top_r - D <= l < inf]^(c_r) (1 - e^(eps - T - s))^+.
 
-    Source: seed 000 Thm 5 (delta = E_P[(1 - e^(eps - L))^+]), bounded atom by atom.
+    Source: Koskela et al. 2021, Thm 5 (delta = E_P[(1 - e^(eps - L))^+]), bounded atom by atom.
     """
-    m, ulp = F._REL_MARGIN, 2.0 ** -52
+    m, ulp = REL_MARGIN, 2.0 ** -52
     slack = math.fsum(c * loss_slack(p) for p, c in components)
     if any(p.losses.size == 0 for p, _ in components):
         return [1.0 for _ in eps]
     T = math.fsum(c * float(p.losses[-1]) for p, c in components)
-    T_hi = T + slack + 4 * ulp * max(1.0, math.fsum(c * abs(float(p.losses[-1])) for p, c in components))
+    T_hi = (
+        T
+        + slack
+        + 4 * ulp * max(1.0, math.fsum(c * abs(float(p.losses[-1])) for p, c in components))
+    )
     d_inf = min(1.0, composed_inf_mass(components) * (1 + m))
     tails = [(p.losses, np.cumsum(p.probs[::-1])[::-1], c) for p, c in components]
     out = []
@@ -384,11 +376,20 @@ def _near_top_delta(components, eps):
             continue
         log_p = 0.0
         for losses, tail, c in tails:
-            i = int(np.searchsorted(losses, float(losses[-1]) - gap - 4 * ulp * max(1.0, abs(gap), abs(float(losses[-1]))),
-                                    side="left"))
+            i = int(
+                np.searchsorted(
+                    losses,
+                    float(losses[-1]) - gap - 4 * ulp * max(1.0, abs(gap), abs(float(losses[-1]))),
+                    side="left",
+                )
+            )
             w = float(tail[i]) if i < tail.size else 0.0
             log_p += c * math.log(w) if w > 0 else -math.inf
-        out.append(min(1.0, (d_inf + math.exp(min(0.0, log_p)) * -math.expm1(min(0.0, e - T_hi))) * (1 + m)))
+        out.append(
+            min(
+                1.0, (d_inf + math.exp(min(0.0, log_p)) * -math.expm1(min(0.0, e - T_hi))) * (1 + m)
+            )
+        )
     return out
 
 
@@ -407,10 +408,23 @@ def _both(a, b):
     return Bracket(max(a.lower, b.lower), max(a.upper, b.upper))
 
 
-def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Sequence[tuple[PLD, int]], eps: ArrayLike,
-                  accuracy: float = DEFAULT_ACCURACY, rtol: float | None = None,
-                  lower: tuple[Sequence[tuple[PLD, int]], Sequence[tuple[PLD, int]]] | None = None,
-                  **kw) -> list[Bracket]:
+def _compose_keywords(kw: dict, allowed: tuple[str, ...], caller: str) -> None:
+    """TypeError for a keyword :func:`compose` does not take (the one-round path, which never
+    composes, would otherwise ignore it silently)."""
+    unknown = sorted(set(kw) - set(allowed))
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+
+
+def delta_bracket(
+    plds_pq: PLD | Sequence[tuple[PLD, int]],
+    plds_qp: PLD | Sequence[tuple[PLD, int]],
+    eps: ArrayLike,
+    accuracy: float = DEFAULT_ACCURACY,
+    rtol: float | None = None,
+    lower: tuple[Sequence[tuple[PLD, int]], Sequence[tuple[PLD, int]]] | None = None,
+    **kw,
+) -> list[Bracket]:
     """Certified brackets for the tight delta(eps) of a composition, one per eps.
 
     ``plds_pq``, ``plds_qp``: a PLD or [(pld, count), ...] per direction.  One round
@@ -420,26 +434,40 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
     (pq, qp) for the grid-free lower caps when the given ones carry a truncated tail as a finite
     top atom (the grid trims it; the caps would count it).  Keywords go to :func:`compose`.
 
-    Source: seed 000 Thm 5 (max over both directions), seed 001 Def. 3 and Thm 5.
+    Source: Koskela et al. 2021, Thm 5 (max over both directions), Koskela et al. 2022, Def. 3 and
+    Thm 5.
     """
     eps = v.reals("eps", eps, lo=0.0)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
-    _named_components(plds_pq, "plds_pq"), _named_components(plds_qp, "plds_qp")   # errors in the caller's names
-    pq, qp = check_components(plds_pq), check_components(plds_qp)
-    low_pq, low_qp = (None, None) if lower is None else (check_components(lower[0]), check_components(lower[1]))
+    _compose_keywords(kw, ("h", "max_points", "lam"), "delta_bracket")
+    pq, qp = check_components(plds_pq, "plds_pq"), check_components(plds_qp, "plds_qp")
+    low_pq, low_qp = (
+        (None, None) if lower is None
+        else (check_components(lower[0], "lower"), check_components(lower[1], "lower"))
+    )
     if _single(pq) is not None and _single(qp) is not None:
-        m = F._REL_MARGIN
-        plds = [pq[0][0]] if pq[0][0] is qp[0][0] else [pq[0][0], qp[0][0]]   # symmetric: evaluate once
+        m = REL_MARGIN
+        # symmetric: evaluate once
+        plds = [pq[0][0]] if pq[0][0] is qp[0][0] else [pq[0][0], qp[0][0]]
         eta = max(loss_slack(p) for p in plds)
-        return [Bracket(max(0.0, max(hockey_stick(p, e + eta) for p in plds) * (1 - m)),
-                        min(1.0, max(hockey_stick(p, e - eta) for p in plds) * (1 + m))) for e in eps]
+        return [
+            Bracket(
+                max(0.0, max(hockey_stick(p, e + eta) for p in plds) * (1 - m)),
+                min(1.0, max(hockey_stick(p, e - eta) for p in plds) * (1 + m)),
+            )
+            for e in eps
+        ]
     if _all_infinite(pq) or _all_infinite(qp):
         return [Bracket(1.0, 1.0) for _ in eps]
     inf_mass = max(composed_inf_mass(pq), composed_inf_mass(qp))
     if inf_mass >= 1.0 - 1e-12:           # delta(inf) <= delta(eps) <= 1 already pins every eps
-        return [Bracket(inf_mass * (1 - F._REL_MARGIN), 1.0) for _ in eps]
+        return [Bracket(inf_mass * (1 - REL_MARGIN), 1.0) for _ in eps]
     K = sum(c for _, c in pq)
-    rtol = (0.01 if K <= 100 else 0.05) if rtol is None else v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
+    rtol = (
+        (0.01 if K <= 100 else 0.05)
+        if rtol is None
+        else v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
+    )
     e0 = float(min(eps))
     lam_pq, lam_qp = _lam_for_eps(pq, e0), _lam_for_eps(qp, e0)
     pairs = None
@@ -455,7 +483,10 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
             if pairs is None:       # not even the requested accuracy fits: refuse
                 raise
             # a refinement would exceed the memory limit: the last grid's brackets are certified
-            return [_both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp)) for (x, y), e in zip(pairs, eps)]
+            return [
+                _both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp))
+                for (x, y), e in zip(pairs, eps)
+            ]
         pairs = [(_tight(delta_bracket_one(a, e), lu, u), _tight(delta_bracket_one(b, e), lw, w))
                  for e, u, w, lu, lw in zip(eps, top_pq, top_qp, bot_pq, bot_qp)]
         out = [_both(x, y) for x, y in pairs]
@@ -463,24 +494,34 @@ def delta_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seque
         at_cap = max(a.h, b.h) > 1.01 * max(_fine_step(pq, accuracy), _fine_step(qp, accuracy)) or \
             4 * max(a.up.w.size, b.up.w.size) > _REFINE_MAX_POINTS
         if not loose or at_cap or kw.get("h") is not None or accuracy < 1e-7:
-            return [_both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp)) for (x, y), e in zip(pairs, eps)]
+            return [
+                _both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp))
+                for (x, y), e in zip(pairs, eps)
+            ]
         accuracy /= 4
 
 
-def epsilon_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Sequence[tuple[PLD, int]],
-                    delta: ArrayLike,
-                    lower: tuple[Sequence[tuple[PLD, int]], Sequence[tuple[PLD, int]]] | None = None,
-                    **kw) -> list[Bracket]:
+def epsilon_bracket(
+    plds_pq: PLD | Sequence[tuple[PLD, int]],
+    plds_qp: PLD | Sequence[tuple[PLD, int]],
+    delta: ArrayLike,
+    lower: tuple[Sequence[tuple[PLD, int]], Sequence[tuple[PLD, int]]] | None = None,
+    **kw,
+) -> list[Bracket]:
     """Certified brackets for the tight eps(delta) of a composition, one per delta.
 
-    Source: seed 000 Thm 5 (max over both directions), seed 001 Def. 3 and Thm 5.
+    Source: Koskela et al. 2021, Thm 5 (max over both directions), Koskela et al. 2022, Def. 3 and
+    Thm 5.
     """
     delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    _compose_keywords(kw, ("accuracy", "h", "max_points"), "epsilon_bracket")
     if "accuracy" in kw:
         v.real("accuracy", kw["accuracy"], 0.0, 1.0, lo_open=True)
-    _named_components(plds_pq, "plds_pq"), _named_components(plds_qp, "plds_qp")   # errors in the caller's names
-    pq, qp = check_components(plds_pq), check_components(plds_qp)
-    low_pq, low_qp = (None, None) if lower is None else (check_components(lower[0]), check_components(lower[1]))
+    pq, qp = check_components(plds_pq, "plds_pq"), check_components(plds_qp, "plds_qp")
+    low_pq, low_qp = (
+        (None, None) if lower is None
+        else (check_components(lower[0], "lower"), check_components(lower[1], "lower"))
+    )
     if _single(pq) is not None and _single(qp) is not None:
         if pq[0][0] is qp[0][0]:              # a symmetric pair given as one PLD: search once
             return [_exact_eps(pq[0][0], d) for d in delta]
@@ -492,7 +533,8 @@ def epsilon_bracket(plds_pq: PLD | Sequence[tuple[PLD, int]], plds_qp: PLD | Seq
         return [Bracket(math.inf, math.inf) for _ in delta]
     out = _eps_tilted(pq, qp, list(delta), low_pq, low_qp, kw)
     half = kw.get("accuracy", DEFAULT_ACCURACY) if kw.get("h") is None else math.inf
-    if len(delta) > 1:   # targets far from the largest one: their own tilt where the shared one was loose
+    # targets far from the largest one: their own tilt where the shared one was loose
+    if len(delta) > 1:
         for i, (d, br) in enumerate(zip(delta, out)):
             if math.isfinite(br.upper) and br.upper - br.lower > 2.2 * half:
                 alt = _eps_tilted(pq, qp, [float(d)], low_pq, low_qp, kw)[0]
@@ -508,7 +550,7 @@ def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
     # coarse to fine: the tilt is steered on grids 16x coarser (cheap), then one fine composition
     fine = kw.get("h") is None
     steer = dict(kw, accuracy=min(1.0, 16 * kw.get("accuracy", DEFAULT_ACCURACY))) if fine else kw
-    for attempt in range(2):
+    for _attempt in range(2):
         a = compose(pq, lam=lams[0], **steer)
         b = a if _same(pq, qp) else compose(qp, lam=lams[1], **steer)
         x = epsilon_bracket_one(a, d0)
@@ -527,6 +569,8 @@ def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
     out = []
     for d in delta:
         x = _cap_eps(epsilon_bracket_one(a, d), pq, d, low_pq)
-        same = b is a and (low_pq is None if low_qp is None else low_pq is not None and _same(low_pq, low_qp))
+        same = b is a and (
+            low_pq is None if low_qp is None else low_pq is not None and _same(low_pq, low_qp)
+        )
         out.append(_both(x, x if same else _cap_eps(epsilon_bracket_one(b, d), qp, d, low_qp)))
     return out

@@ -1,9 +1,9 @@
 """The Fourier accountant, made certified: a PLD composed on a grid with one-sided errors.
 
-The FFT accountant of Koskela et al. (seed 000 Sec. 2.2; seed 001 Sec. 2.2)
+The FFT accountant of Koskela et al. (Koskela et al. 2021, Sec. 2.2; Koskela et al. 2022, Sec. 2.2)
 places a PLD on an equidistant grid of step h, composes it with FFTs and reads
 off delta(eps) = delta(inf) + E[(1 - e^{eps - S})_+] of the composed loss
-S = L_1 + ... + L_K (seed 000 Thm 5, eq. 2.3; seed 001 Thm 5).  Here every
+S = L_1 + ... + L_K (Koskela et al. 2021, Thm 5, eq. 2.3; Koskela et al. 2022, Thm 5).  Here every
 approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
 (the public accountant) can return a bracket [lower, upper] that contains the tight value.
 
@@ -30,22 +30,22 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    has log M concave in f.  Rounds being independent under P, P[R >= t] <= e^{-theta t} prod_rounds
    E_P[M_a(f(L))].  The atoms' P-masses are binned by f (1024 bins, as :func:`discretise` computes
    f, snapped atoms at f = 0) and each bin's M bounded by its maximum over the bin (an end, or the
-   mode 1/a - 1/(e^a - 1) inside it); mass that is not rounded (+inf, trimmed atoms count as rounded:
-   M >= 1 only adds) enters with M = 1; the log is inflated by 1e-9 relative plus 1e-15 per round for
-   the float evaluation (terms of one sign but for the expm1 product, relative error < 1e-13).  t(c) is
-   the least (psi + log 1/c) / theta over 16 thetas in [0.7, 3] x Hoeffding's, the larger of both
-   signs, and never above Hoeffding's t.  For fractions spread over [0, 1) the exponent is about
-   theta^2 h^2 / 12 instead of / 8: t about 0.8 x Hoeffding's, and :mod:`shuffle_lib.core.fourier`
-   takes a step that much coarser.
+   mode 1/a - 1/(e^a - 1) inside it); mass that is not rounded (+inf, trimmed atoms count as
+   rounded: M >= 1 only adds) enters with M = 1; the log is inflated by 1e-9 relative plus 1e-15 per
+   round for the float evaluation (terms of one sign but for the expm1 product, relative error <
+   1e-13). t(c) is the least (psi + log 1/c) / theta over 16 thetas in [0.7, 3] x Hoeffding's, the
+   larger of both signs, and never above Hoeffding's t.  For fractions spread over [0, 1) the
+   exponent is about theta^2 h^2 / 12 instead of / 8: t about 0.8 x Hoeffding's, and
+   :mod:`shuffle_lib.core.fourier` takes a step that much coarser.
 
 2. **Exponential tilting.**  The grid stores w_i = m_i e^{lam s_i - logscale}
    (m_i the mass at s_i, max_i w_i = 1).  Tilting commutes with convolution, and
    with lam near the Chernoff-optimal value for the eps of interest the FFT's
    round-off, which is relative to the largest stored value, becomes relative
    to delta itself instead of to 1: this is what makes delta ~ 1e-10 certifiable.
-3. **Window.**  After each convolution, the top tail holding at most ``_TAU``
+3. **Window.**  After each convolution, the top tail holding at most ``TAU``
    of (untilted) mass is sent to +inf for the upper bound and dropped for the
-   lower bound.  The bottom tail holding at most ``_TAU`` of the *tilted* mass
+   lower bound.  The bottom tail holding at most ``TAU`` of the *tilted* mass
    is dropped; by Chernoff, mass m at s contributes to the final delta(x) at
    most m e^{lam (s - x)} E[e^{lam R}] (R the rest of the sum), which is its
    tilted mass carried through the remaining convolutions exactly like an
@@ -70,7 +70,7 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    passes a relative error eta of its argument on as at most eta (abs(x) e^x / (1 - e^x) <= 1
    for x < 0); e^{ltot} adds u + abs(ltot) u.  In all, the relative error is below
    (2 log2 K + #components + 6) u, under 1e-13 for K <= 1e7 and far inside
-   ``_REL_MARGIN``.  The trimmed tops compose by a union bound, top_a T_b + top_b T_a,
+   ``REL_MARGIN``.  The trimmed tops compose by a union bound, top_a T_b + top_b T_a,
    rounded up by 4u: an over-estimate, used by the upper end only.  No probability is
    ever subtracted from another.
 
@@ -83,8 +83,8 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    stored grids, P[S < A] <= e^{theta A} E[e^{-theta S}] and likewise above (each block of
    64 points bounded by its worse end), are below 1e-18 (tilted) and 1e-18 (untilted,
    the upper end's top); z is found to 3 % by bisection (the FFT's length is the cost).  The
-   tilted bound 1e-18 is ``_WIN_TAIL``.  Errors (l1, tilted, relative to the total 1): the tilted mass
-   below the window twice (dropped and aliased), above it once (aliased; its untilted
+   tilted bound 1e-18 is ``_WIN_TAIL``.  Errors (l1, tilted, relative to the total 1): the tilted
+   mass below the window twice (dropped and aliased), above it once (aliased; its untilted
    bound goes to ``top``); the inputs' err as prod (1 + err_c)^{k_c} - 1 (Young);
    rfft's error d_c <= ``_FFT_C`` u log2(N) sqrt(N) l2(b_c) in l2, hence entrywise,
    with every exact spectrum entry <= 1: the product's l2 error is at most
@@ -111,14 +111,14 @@ import numpy as np
 from scipy import fft as _fft
 
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.pld import PLD, check_components
+from shuffle_lib.core.constants import LOSS_SLACK_ULPS, REL_MARGIN
+from shuffle_lib.core.pld import PLD, check_components, loss_slack
 
 _U = 2.0 ** -53
 _FFT_C = 10.0             # constant of the FFT round-off bound (see module docstring)
-_TAU = 1e-16              # mass trimmed per tail per step
+TAU = 1e-16              # mass trimmed per tail per step
 _WIN_TAIL = 1e-18            # tilted mass allowed beyond each end of the one-FFT window (point 6)
 _SNAP = 16 * _U           # relative distance below which a loss counts as on the grid
-_REL_MARGIN = 1e-12       # covers the remaining double rounding (inf-mass products, sums)
 UPDOWN_MAX_K = 32         # up/down rounding for K <= this, mean-preserving above
 MEMORY_LIMIT = float(os.environ.get("SHUFFLE_LIB_MEMORY_LIMIT", 4e9))
 """Bytes a composition may allocate (default 4 GB; the environment variable SHUFFLE_LIB_MEMORY_LIMIT
@@ -138,9 +138,11 @@ def check_memory(points: int, what: str) -> int:
     points = v.integer("points", points, lo=1)
     need = BYTES_PER_POINT * float(points)
     if need > MEMORY_LIMIT:
-        raise MemoryLimitError(f"{what} needs about {points:.3g} grid points, about {need / 1e9:.3g} GB, more than "
-                         f"the limit of {MEMORY_LIMIT / 1e9:.3g} GB (SHUFFLE_LIB_MEMORY_LIMIT); take a "
-                         f"larger accuracy or fewer compositions.")
+        raise MemoryLimitError(
+            f"{what} needs about {points:.3g} grid points, about {need / 1e9:.3g} GB, more than "
+            f"the limit of {MEMORY_LIMIT / 1e9:.3g} GB (SHUFFLE_LIB_MEMORY_LIMIT); take a "
+            f"larger accuracy or fewer compositions."
+        )
     return points
 
 
@@ -157,25 +159,27 @@ class _Grid:
     @property
     def inf(self) -> float:
         """Mass at +inf, T - F = T (1 - e^{lfin}), without cancellation (point 5)."""
-        return _inf_mass(self.lfin, self.ltot)
+        return inf_mass(self.lfin, self.ltot)
 
 
-def _dot(a, b):
+def dot(a: np.ndarray, b: np.ndarray) -> float:
     """sum(a * b) without BLAS: OpenBLAS's threaded dot spins its threads on a shared machine
     (profiled: 2-3x the CPU time of a composition); pairwise summation, error <= log2(n) u."""
     return float(np.sum(a * b))
 
 
 def _l2(a):
-    return math.sqrt(_dot(a, a))
+    return math.sqrt(dot(a, a))
 
 
-def _inf_mass(lfin, ltot):
+def inf_mass(lfin: float, ltot: float) -> float:
+    """The mass at +inf, T (1 - exp(lfin)), from the logs :func:`log_masses` returns (point 5)."""
     return math.exp(ltot) * -math.expm1(lfin) if lfin < 0 else 0.0
 
 
-def _log_masses(pld):
-    """(lfin, ltot) of one PLD: log1p(-inf/T) and log T, T - 1 summed exactly (fsum) when inf > 0."""
+def log_masses(pld: PLD) -> tuple[float, float]:
+    """(lfin, ltot) of one PLD: log1p(-inf/T) and log T, T - 1 summed exactly (fsum) when inf >
+    0."""
     a = pld.inf_mass
     if a <= 0.0:
         return 0.0, 0.0
@@ -195,7 +199,8 @@ class Composed:
     K: int
     eps_slack: float  # eps shift covering the double rounding of the input losses
     cache: dict = field(default_factory=dict, compare=False, repr=False)
-    fracs: tuple = ()  # 'mean' mode: per component (count, P-mass per bin of the rounding fraction, rest)
+    # 'mean' mode: per component (count, P-mass per bin of the rounding fraction, rest)
+    fracs: tuple = ()
 
 
 def _grid_s(g, h, start=0):
@@ -224,10 +229,12 @@ def _trim(g, h, lam, tau_top, noise=0.0):
     """
     w = g.w
     c_low = np.cumsum(w)
-    # bottom: tilted mass up to _TAU of the total, or up to a tenth of this step's FFT round-off
+    # bottom: tilted mass up to TAU of the total, or up to a tenth of this step's FFT round-off
     # bound (below that the stored values are round-off noise, and keeping them would let
     # the window grow with every convolution)
-    i = min(int(np.searchsorted(c_low, max(_TAU * c_low[-1], 0.1 * noise), side="right")), w.size - 1)
+    i = min(
+        int(np.searchsorted(c_low, max(TAU * c_low[-1], 0.1 * noise), side="right")), w.size - 1
+    )
     dropped = float(c_low[i - 1]) if i > 0 else 0.0
     c_top, n_top, block = np.zeros(0), 0, 1 << 14
     while True:  # untilted top-tail masses, read from the top in growing blocks
@@ -243,21 +250,34 @@ def _trim(g, h, lam, tau_top, noise=0.0):
         # the cut's error cost err e^{logscale - lam s} must be <= tau_top, or <= 1e-3 of the
         # error's cost at the tilted peak (where the delta of interest lives)
         s_peak = (g.offset + int(np.argmax(w))) * h
-        log_allowed = max(math.log(tau_top), math.log(1e-3) + math.log(g.err) + g.logscale - lam * s_peak)
+        log_allowed = max(
+            math.log(tau_top), math.log(1e-3) + math.log(g.err) + g.logscale - lam * s_peak
+        )
         s_b = (g.logscale + math.log(g.err) - log_allowed) / lam  # cost <= allowed above s_b
-        first_ok = max(math.ceil(s_b / h) - g.offset, 0)      # first index with s >= s_b (up to rounding)
+        # first index with s >= s_b (up to rounding)
+        first_ok = max(math.ceil(s_b / h) - g.offset, 0)
         n_top = min(n_top, max(w.size - first_ok - 1, 0))
     top, j = g.top, w.size - n_top
     if n_top > 0:
-        top += float(c_top[n_top - 1]) + g.err * math.exp(min(g.logscale - lam * (g.offset + j) * h, 0.0))
-    return _Grid(w[i:j].copy(), g.offset + i, g.logscale, g.lfin, g.ltot, min(top, 1.0), g.err + dropped)
+        top += float(c_top[n_top - 1]) + g.err * math.exp(
+            min(g.logscale - lam * (g.offset + j) * h, 0.0)
+        )
+    return _Grid(
+        w[i:j].copy(), g.offset + i, g.logscale, g.lfin, g.ltot, min(top, 1.0), g.err + dropped
+    )
 
 
-def discretise(pld: PLD, h: float, rounding: Literal["up", "above", "down", "mean"], lam: float = 0.0,
-               tau_top: float = _TAU) -> _Grid:
-    """Put one PLD on the grid of step h, rounding 'up', 'down', 'mean' or 'above' (floor + 1), tilted by lam.
+def discretise(
+    pld: PLD,
+    h: float,
+    rounding: Literal["up", "above", "down", "mean"],
+    lam: float = 0.0,
+    tau_top: float = TAU,
+) -> _Grid:
+    """Put one PLD on the grid of step h, rounding 'up', 'down', 'mean' or 'above' (floor + 1),
+    tilted by lam.
 
-    Source: seed 000 Sec. 2.2 (the FFT accountant's grid); module docstring, points 1-3.
+    Source: Koskela et al. 2021, Sec. 2.2 (the FFT accountant's grid); module docstring, points 1-3.
     """
     v.instance("pld", pld, PLD)
     h = v.real("h", h, 0.0, lo_open=True)
@@ -289,7 +309,7 @@ def discretise(pld: PLD, h: float, rounding: Literal["up", "above", "down", "mea
     for a, b in zip(idx, wts):
         mass += np.bincount((a - lo).astype(np.int64), weights=b, minlength=mass.size)
     w, logscale = _tilt(mass, lo, h, lam)
-    return _trim(_Grid(w, lo, logscale, *_log_masses(pld), top, 0.0), h, lam, tau_top)
+    return _trim(_Grid(w, lo, logscale, *log_masses(pld), top, 0.0), h, lam, tau_top)
 
 
 def _convolve(a, b, h, lam, tau_top):
@@ -330,7 +350,8 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
     ``method="power"``: one FFT of a window sized from Chernoff bounds, spectra raised to the
     counts (point 6); ``"squaring"``: repeated squaring with a trim after every convolution.
 
-    Source: seed 000 Sec. 2.2, Thm 5 / eq. 2.3; seed 001 Sec. 2.2 (module docstring).
+    Source: Koskela et al. 2021, Sec. 2.2, Thm 5 / eq. 2.3; Koskela et al. 2022, Sec. 2.2 (module
+    docstring).
     """
     components = check_components(components)
     h = v.real("h", h, 0.0, lo_open=True)
@@ -341,16 +362,16 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
     K = sum(c for _, c in components)
     max_abs = max(float(np.max(np.abs(p.losses), initial=0.0)) for p, _ in components)
     # per round: snapping moves a loss by <= 16 u max(|L|, h); the loss itself, log P - log Q in
-    # floating point, is off by a few ulp of max(1, |L| + max(-log P)) (fourier.loss_slack's bound):
+    # floating point, is off by a few ulp of max(1, |L| + max(-log P)) (pld.loss_slack's bound):
     # p = [1/16, ...], q = [1/16 + 2^-56, ...] has a true loss 1.1e-16 that rounds to 0, and with
     # the snapping term alone two rounds read delta(0) = 0 where the exact value is 5.2e-17
-    scale = max(float(np.max(np.abs(p.losses), initial=0.0))
-                + max(0.0, -math.log(float(np.min(p.probs[p.probs > 0], initial=1.0)))) for p, _ in components)
-    eps_slack = K * (64 * _U * max(max_abs, h) + 128 * _U * max(1.0, scale))
+    # (loss_slack is at least 64 ulp even for a component without finite losses)
+    slack = max([loss_slack(p) for p, _ in components] + [LOSS_SLACK_ULPS * 2.0 ** -52])
+    eps_slack = K * (64 * _U * max(max_abs, h) + slack)
 
-    tau_top = _TAU / K  # later cuts: their mass is counted again by every later round
-    # (the first cut, of each input PLD's top atoms, keeps _TAU: callers rely on a top tail
-    # of mass <= _TAU going to +inf for the upper bound and being dropped for the lower)
+    tau_top = TAU / K  # later cuts: their mass is counted again by every later round
+    # (the first cut, of each input PLD's top atoms, keeps TAU: callers rely on a top tail
+    # of mass <= TAU going to +inf for the upper bound and being dropped for the lower)
 
     span = sum(float(p.losses[-1] - p.losses[0]) if p.losses.size else 0.0 for p, _ in components)
     check_memory(int(span / h) + 2, f"one round's grid of step h={h:.3g}")
@@ -367,17 +388,22 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
 
     if mode == "updown":
         if all(_on_grid_share(p, h) <= 0.05 for p, _ in components):
-            # rounding each loss to floor(x) + 1 (up, strictly for losses on the grid) makes S_down =
-            # S_up - K h exactly: the down grid is the up grid moved K steps, one composition (point 1a)
+            # rounding each loss to floor(x) + 1 (up, strictly for losses on the grid) makes S_down
+            # = S_up - K h exactly: the down grid is the up grid moved K steps, one composition
+            # (point
+            # 1a)
             up = run("above")
             return Composed(up, _moved(up, -K, h, lam), h, lam, mode, K, eps_slack)
         return Composed(run("up"), run("down"), h, lam, mode, K, eps_slack)
     g = run("mean")
-    return Composed(g, g, h, lam, mode, K, eps_slack, fracs=tuple((c, *_frac_hist(p, h)) for p, c in components))
+    return Composed(
+        g, g, h, lam, mode, K, eps_slack, fracs=tuple((c, *_frac_hist(p, h)) for p, c in components)
+    )
 
 
 def _on_grid_share(pld, h):
-    """The share of the finite P-mass whose loss counts as on the grid (snapped, as in :func:`discretise`)."""
+    """The share of the finite P-mass whose loss counts as on the grid (snapped, as in
+    :func:`discretise`)."""
     x = pld.losses / h
     on = np.abs(x - np.rint(x)) <= _SNAP * np.maximum(np.abs(x), 1.0)
     tot = float(np.sum(pld.probs))
@@ -402,7 +428,8 @@ def _frac_hist(pld, h):
     f = x - np.floor(x)
     b = np.minimum((f * _FRAC_BINS).astype(np.int64), _FRAC_BINS - 1)
     m = np.bincount(b, weights=pld.probs, minlength=_FRAC_BINS)
-    fin = math.fsum(pld.probs)            # the rest: +inf mass and whatever makes the total max(1, T)
+    # the rest: +inf mass and whatever makes the total max(1, T)
+    fin = math.fsum(pld.probs)
     return m, max(0.0, max(1.0, fin + pld.inf_mass) - fin) * (1 + 4 * _U)
 
 
@@ -427,14 +454,24 @@ def _log_mgf_rounding(fracs, a):
     return total * (1 + 1e-9) + 1e-15 * sum(c for c, *_ in fracs)
 
 
-def _rounding_gain(components: Sequence[tuple[PLD, int]], h: float) -> float:
-    """Hoeffding's t over the rounding-MGF t (point 1b) at c = 1e-15 on the grid of step h: >= 1, the
-    factor by which 'mean' mode's step can grow for the same eps shift.
+def rounding_gain(components: Sequence[tuple[PLD, int]], h: float) -> float:
+    """Hoeffding's t over the rounding-MGF t (point 1b) at c = 1e-15 on the grid of step h: >= 1,
+    the factor by which 'mean' mode's step can grow for the same eps shift.
 
-    Source: Hoeffding (1963) and the exact conditional MGF of mean-preserving rounding (module docstring).
+    Source: Hoeffding (1963) and the exact conditional MGF of mean-preserving rounding (module
+    docstring).
     """
     K = sum(c for _, c in components)
-    cg = Composed(None, None, h, 0.0, "mean", K, 0.0, fracs=tuple((c, *_frac_hist(p, h)) for p, c in components))
+    cg = Composed(
+        None,
+        None,
+        h,
+        0.0,
+        "mean",
+        K,
+        0.0,
+        fracs=tuple((c, *_frac_hist(p, h)) for p, c in components),
+    )
     return hoeffding_t(1e-15, h, K) / _rounding_t(cg, 1e-15)
 
 
@@ -495,14 +532,15 @@ def _power_compose(gs, h, lam, max_points):
         tot = float(np.sum(g.w))
         norm.append((g.w / tot, g.offset, g.logscale + math.log(tot), g.err / tot, c))
     # the composed tilted law's centre and spread (grid units), to place the window
-    means = [_dot(b, np.arange(b.size)) for b, *_ in norm]
+    means = [dot(b, np.arange(b.size)) for b, *_ in norm]
     mu = sum(c * (o + m) for (b, o, _, _, c), m in zip(norm, means))
-    var = sum(c * _dot(b, (np.arange(b.size) - m) ** 2) for (b, o, _, _, c), m in zip(norm, means))
+    var = sum(c * dot(b, (np.arange(b.size) - m) ** 2) for (b, o, _, _, c), m in zip(norm, means))
     lo_all = sum(c * o for b, o, _, _, c in norm)
     hi_all = sum(c * (o + b.size - 1) for b, o, _, _, c in norm)
     sd = math.sqrt(max(var, 1.0))
     # blocks bound e^{theta s} by their larger end: K theta (size h) must stay small for the bounds
-    # to be useful (theta ~ 10 / sd; 64 points at K = 1e6 gave bounds e^4000 too loose), so size <= sd / (10 K)
+    # to be useful (theta ~ 10 / sd; 64 points at K = 1e6 gave bounds e^4000 too loose), so size <=
+    # sd / (10 K)
     size = int(min(64, max(1, sd / (10 * sum(c for *_, c in norm)))))
     blocks = [(_blocks(b, o, h, size), c) for b, o, _, _, c in norm]
     ls_sum = sum(c * ls for _, _, ls, _, c in norm)
@@ -511,11 +549,18 @@ def _power_compose(gs, h, lam, max_points):
         e = min(hi_all, math.ceil(mu + z * sd) + 8)
         b_lo = 0.0 if a <= lo_all else math.exp(_log_chernoff(blocks, a * h, False))
         b_hi = 0.0 if e >= hi_all else math.exp(_log_chernoff(blocks, (e + 1) * h, True))
-        u_hi = 0.0 if e >= hi_all else math.exp(min(ls_sum + _log_chernoff(blocks, (e + 1) * h, True, -lam), 0.0))
-        ok = (b_lo <= _WIN_TAIL and b_hi <= _WIN_TAIL and u_hi <= _TAU * 1e-2) or (a <= lo_all and e >= hi_all)
+        u_hi = (
+            0.0
+            if e >= hi_all
+            else math.exp(min(ls_sum + _log_chernoff(blocks, (e + 1) * h, True, -lam), 0.0))
+        )
+        ok = (b_lo <= _WIN_TAIL and b_hi <= _WIN_TAIL and u_hi <= TAU * 1e-2) or (
+            a <= lo_all and e >= hi_all
+        )
         return ok, (a, e, b_lo, b_hi, u_hi)
 
-    # the narrowest window (z to within 3 %) whose Chernoff bounds pass: the FFT's length is its cost
+    # the narrowest window (z to within 3 %) whose Chernoff bounds pass: the FFT's length is its
+    # cost
     z_lo, z = 0.0, 6.0
     ok, win = window(z)
     while not ok:
@@ -529,7 +574,9 @@ def _power_compose(gs, h, lam, max_points):
     n = _fft.next_fast_len(e - a + 1, real=True)
     check_memory(n + sum(b.size for b, *_ in norm), f"the composition on a grid of step h={h:.3g}")
     if n > max_points:
-        raise ValueError(f"the composition needs {n} grid points at h={h:g}, more than max_points={max_points}.")
+        raise ValueError(
+            f"the composition needs {n} grid points at h={h:g}, more than max_points={max_points}."
+        )
     spec, fft_l2, log_g, log_in, k_tot = None, 0.0, 0.0, 0.0, 0
     for b, o, _, err, c in norm:
         fb = _fft.rfft(np.bincount((np.arange(b.size) + o) % n, weights=b, minlength=n), n)
@@ -545,17 +592,22 @@ def _power_compose(gs, h, lam, max_points):
     out = np.roll(out, -(a % n))[: e - a + 1]
     np.maximum(out, 0.0, out=out)                  # exact values are >= 0: clipping only helps
     g_ = math.exp(log_g)
-    fft_err = math.sqrt(2.0) * g_ * (fft_l2 + math.sqrt(n / 2 + 1) * 4 * _U * (2 * k_tot + 2 * len(norm) + 8)) \
-        + _FFT_C * _U * math.log2(n) * math.sqrt(n) * _l2(out)
+    fft_err = math.sqrt(2.0) * g_ * (
+        fft_l2 + math.sqrt(n / 2 + 1) * 4 * _U * (2 * k_tot + 2 * len(norm) + 8)
+    ) + _FFT_C * _U * math.log2(n) * math.sqrt(n) * _l2(out)
     err_in = math.expm1(log_in)
     err = fft_err + 2.0 * err_in + 2.0 * b_lo + b_hi
     m = float(out.max())
     if not m > 0.0:
-        raise ValueError("the composition left no mass on its window (h too coarse or lam too large).")
+        raise ValueError(
+            "the composition left no mass on its window (h too coarse or lam too large)."
+        )
     lt = sum(c * g.ltot for g, c in gs)
     top = sum(c * g.top for g, c in gs) * math.exp(max(lt, 0.0)) * (1 + 4 * _U) + u_hi
-    g = _Grid(out / m, a, ls_sum + math.log(m), sum(c * g.lfin for g, c in gs), lt, min(top, 1.0), err / m)
-    return _trim(g, h, lam, _TAU / k_tot, fft_err / m)
+    g = _Grid(
+        out / m, a, ls_sum + math.log(m), sum(c * g.lfin for g, c in gs), lt, min(top, 1.0), err / m
+    )
+    return _trim(g, h, lam, TAU / k_tot, fft_err / m)
 
 
 def _cpow(z, k):
@@ -580,13 +632,19 @@ def _grid_delta(g, h, lam, x):
     s = _grid_s(g, h, j)
     lm = _untilted_log(g.w[j:], g.logscale, lam, s)
     val = float(np.sum(np.exp(np.minimum(lm, 700.0)) * -np.expm1(x - s)))
-    big = abs(g.logscale) + lam * float(np.max(np.abs(s), initial=0.0)) + math.log2(max(g.w.size, 2)) + 8
+    big = (
+        abs(g.logscale)
+        + lam * float(np.max(np.abs(s), initial=0.0))
+        + math.log2(max(g.w.size, 2))
+        + 8
+    )
     err_cost = g.err * math.exp(min(g.logscale - lam * x, 700.0))
     return val, big * _U * val, err_cost
 
 
 def _suffix_sums(cg, side):
-    """Cached tail sums (s, sum_{i>=j} m_i, sum_{i>=j} m_i e^{-s_i}) over s >= -1, for fast reads."""
+    """Cached tail sums (s, sum_{i>=j} m_i, sum_{i>=j} m_i e^{-s_i}) over s >= -1, for fast
+    reads."""
     if side not in cg.cache:
         g = cg.up if side == "up" else cg.low
         start = min(max(math.ceil(-1.0 / cg.h) - g.offset, 0), g.w.size)
@@ -597,18 +655,24 @@ def _suffix_sums(cg, side):
 
 
 def _fast_grid_delta(cg, side, x):
-    """Approximate sum_i m_i (1 - e^{x - s_i})_+ (x >= -1) in O(log M): steers, certifies nothing."""
+    """Approximate sum_i m_i (1 - e^{x - s_i})_+ (x >= -1) in O(log M): steers, certifies
+    nothing."""
     s, t0, t1 = _suffix_sums(cg, side)
     j = int(np.searchsorted(s, x, side="right"))
     if j >= s.size or t0[j] <= 0.0:
         return 0.0
-    return float(t0[j]) * -math.expm1(min(x + math.log(t1[j]) - math.log(t0[j]), 0.0)) if t1[j] > 0 else 0.0
+    return (
+        float(t0[j]) * -math.expm1(min(x + math.log(t1[j]) - math.log(t0[j]), 0.0))
+        if t1[j] > 0
+        else 0.0
+    )
 
 
 def hoeffding_t(c: float, h: float, K: int) -> float:
     """eps shift t with P[S - S~ >= t] <= c for mean-preserving rounding (point 1).
 
-    Source: Hoeffding's inequality for mean-preserving rounding (Gopi et al. 2021; module docstring).
+    Source: Hoeffding's inequality for mean-preserving rounding (Gopi et al. 2021; module
+    docstring).
     """
     c = v.real("c", c, 0.0, 1.0, lo_open=True)
     h = v.real("h", h, 0.0, lo_open=True)
@@ -633,7 +697,8 @@ def delta_upper(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
 
     ``fast=True`` reads the tail sums from cached suffix sums: approximate, for steering only.
 
-    Source: seed 000 Thm 5, eq. 2.3 on the grid, errors on the safe side (module docstring).
+    Source: Koskela et al. 2021, Thm 5, eq. 2.3 on the grid, errors on the safe side (module
+    docstring).
     """
     v.instance("cg", cg, Composed)
     eps = v.real("eps", eps, allow_inf=True)
@@ -641,13 +706,14 @@ def delta_upper(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
     g = cg.up
     val, fl, ec = _read(cg, "up", eps - _shift(cg, c), fast)
     extra = 0.0 if cg.mode == "updown" else c
-    return min(1.0, (val + fl + g.inf + g.top + ec + extra) * (1 + _REL_MARGIN))
+    return min(1.0, (val + fl + g.inf + g.top + ec + extra) * (1 + REL_MARGIN))
 
 
 def delta_lower(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) -> float:
     """Certified lower bound on delta_{P/Q}(eps) (``fast``: approximate, as in delta_upper).
 
-    Source: seed 000 Thm 5, eq. 2.3 on the grid, errors on the safe side (module docstring).
+    Source: Koskela et al. 2021, Thm 5, eq. 2.3 on the grid, errors on the safe side (module
+    docstring).
     """
     v.instance("cg", cg, Composed)
     eps = v.real("eps", eps, allow_inf=True)
@@ -655,7 +721,7 @@ def delta_lower(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
     g = cg.low
     val, fl, ec = _read(cg, "low", eps + _shift(cg, c), fast)
     extra = 0.0 if cg.mode == "updown" else c
-    return max(0.0, (val - fl + g.inf - ec - extra) * (1 - _REL_MARGIN))
+    return max(0.0, (val - fl + g.inf - ec - extra) * (1 - REL_MARGIN))
 
 
 def top_loss(cg: Composed) -> float:

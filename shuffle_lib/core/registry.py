@@ -2,26 +2,31 @@
 
 A :class:`Mechanism` names its parameters (:class:`Param`: type, allowed range, which direction is
 more private, help text), its source (seed and equation) and one ``build(**params)`` returning a
-:data:`~shuffle_lib.core.types.Model`.  The command line (:mod:`shuffle_lib.cli`), the evaluation
+:data:`~shuffle_lib.core.types.Model`.  The command line, the evaluation
 of brackets (:mod:`shuffle_lib.core.evaluate`), calibration, the Renyi route and the atlas chapter
 are generated from these declarations; a mechanism module never parses arguments itself.
 
-The mechanism modules register on import (``register(Mechanism(...))``); :func:`names` and
-:func:`get` import the mechanism layer first, so the registry is complete whoever asks.
+The mechanism modules register on import (``register(Mechanism(...))``).  The core knows no
+mechanism: the complete registry is read through the mechanism layer's ``names`` and ``get``,
+whose import registers every declaration.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.types import Bracket, Model
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
+from shuffle_lib.core.fourier import DEFAULT_ACCURACY
+from shuffle_lib.core.renyi import LAM_MAX
+from shuffle_lib.core.types import ArrayLike, Bracket, Model
 
 Direction = Literal["up", "down"]
+Verb = Literal["delta", "epsilon", "rdp"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,9 @@ class Param:
         """The value, validated against the declared range (ValueError naming the option)."""
         if self.choices is not None:
             if value not in self.choices:
-                raise ValueError(f"{self.option} must be one of {', '.join(self.choices)}, got {value!r}.")
+                raise ValueError(
+                    f"{self.option} must be one of {', '.join(self.choices)}, got {value!r}."
+                )
             return value
         lo = -math.inf if self.lo is None else self.lo
         hi = math.inf if self.hi is None else self.hi
@@ -88,7 +95,7 @@ class Mechanism:
     build: Callable[..., Model]
     example: dict = field(default_factory=dict)
     uses: tuple[str, ...] = ()
-    rdp: Callable[[dict, Sequence[float]], list[Bracket]] | None = None
+    rdp: Callable[[dict, ArrayLike], list[Bracket]] | None = None
     calibration_range: Callable[[str, dict], tuple[float, float] | None] | None = None
 
     def param(self, name: str) -> Param:
@@ -116,6 +123,46 @@ class Mechanism:
             raise ValueError(f"mechanism {self.name} has no parameter {sorted(unknown)[0]!r}.")
         return out
 
+    def model(self, values: dict, compositions: int = 1,
+              accuracy: float = DEFAULT_ACCURACY) -> tuple[dict, Model]:
+        """(the parameters as the command line's JSON reports them, the model): the declared
+        parameters checked (defaults filled in), then the build, given the run's
+        ``compositions`` and ``accuracy`` when the declaration ``uses`` them."""
+        compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
+        accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+        params = self.checked(values)
+        extra: dict[str, Any] = {}
+        if "compositions" in self.uses:
+            extra["compositions"] = compositions
+        if "accuracy" in self.uses:
+            extra["accuracy"] = accuracy
+        model = self.build(**params, **extra)
+        return dict(params, **model.info), model
+
+    def evaluate(self, verb: Verb, targets: ArrayLike, values: dict, compositions: int = 1,
+                 accuracy: float = DEFAULT_ACCURACY) -> tuple[dict, list[Bracket]]:
+        """(parameters, certified brackets) of ``compositions`` rounds, one per target: delta at
+        eps (``verb="delta"``), eps at delta (``"epsilon"``), or the Renyi divergence at orders
+        (``"rdp"``, max over both directions; the mechanism's own method when it declares one,
+        else the divergence of the build's PLDs).  Renyi divergence adds up over independent
+        rounds, so ``rdp`` of K rounds is K times one round's.  The one path from a declaration
+        to numbers: the command line and ``mechanism_brackets`` both take it."""
+        v.choice("verb", verb, ("delta", "epsilon", "rdp"))
+        compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
+        accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+        if verb == "rdp":
+            orders = v.reals("order", targets, lo=1.0, hi=LAM_MAX, lo_open=True)
+            if self.rdp is not None:
+                params = self.checked(values)
+                brs = self.rdp(params, orders)
+            else:
+                params, model = self.model(values)
+                brs = evaluate.rdp_brackets(model, orders)
+            return params, [Bracket(compositions * b.lower, compositions * b.upper) for b in brs]
+        params, model = self.model(values, compositions, accuracy)
+        return params, evaluate.brackets(model, "delta" if verb == "delta" else "epsilon", targets,
+                                         compositions, accuracy=accuracy)
+
 
 REGISTRY: dict[str, Mechanism] = {}
 
@@ -126,21 +173,3 @@ def register(mech: Mechanism) -> Mechanism:
         raise ValueError(f"mechanism {mech.name!r} is declared twice.")
     REGISTRY[mech.name] = mech
     return mech
-
-
-def _load() -> None:
-    importlib.import_module("shuffle_lib.mechanisms")
-
-
-def names() -> list[str]:
-    """Every registered mechanism, in declaration order."""
-    _load()
-    return list(REGISTRY)
-
-
-def get(name: str) -> Mechanism:
-    """The declaration of ``name`` (ValueError listing the known names)."""
-    _load()
-    if name not in REGISTRY:
-        raise ValueError(f"mechanism must be one of {', '.join(REGISTRY)}, got {name!r}.")
-    return REGISTRY[name]

@@ -1,6 +1,7 @@
-"""Renyi divergences of discrete pairs and PLDs, and RDP -> (eps, delta): tools that know no mechanism.
+"""Renyi divergences of discrete pairs and PLDs, and RDP -> (eps, delta): tools that know no
+mechanism.
 
-D_lam(P||Q) = 1/(lam-1) log sum_o P(o)^lam Q(o)^(1-lam)  (seed 003 eq. 2; Mironov 2017),
+D_lam(P||Q) = 1/(lam-1) log sum_o P(o)^lam Q(o)^(1-lam)  (Chen et al. 2024, eq. 2; Mironov 2017),
 computed in log space by log-sum-exp over the atoms, for real lam > 1.
 
 * :func:`renyi_pmfs`: both directions of any pair of PMFs on one support (exact).
@@ -33,7 +34,7 @@ def check_orders(lam: ArrayLike) -> np.ndarray:
 def log_divergence(logp: np.ndarray, logq: np.ndarray, lam: float) -> float:
     """1/(lam-1) log sum exp(lam logp + (1-lam) logq) over atoms with P > 0 (inf if Q = 0 there).
 
-    Source: seed 003 eq. 2 (Mironov 2017), in log space.  lam in (1, 1e4].
+    Source: Chen et al. 2024, eq. 2 (Mironov 2017), in log space.  lam in (1, 1e4].
     """
     lam = v.real("lam", lam, 1.0, LAM_MAX, lo_open=True)
     keep = np.isfinite(logp)
@@ -46,7 +47,7 @@ def renyi_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
                lam: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """(D_lam(P||Q), D_lam(Q||P)) for each lam in ``lam`` (arrays), PMFs on one support.
 
-    Source: seed 003 eq. 2 (Mironov 2017).
+    Source: Chen et al. 2024, eq. 2 (Mironov 2017).
     """
     p, q = v.pmf("p", p), v.pmf("q", q)
     if p.shape != q.shape:
@@ -54,15 +55,19 @@ def renyi_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
     with np.errstate(divide="ignore"):
         lp, lq = np.log(p), np.log(q)
     lams = check_orders(lam)
-    return (np.array([log_divergence(lp, lq, x) for x in lams]), np.array([log_divergence(lq, lp, x) for x in lams]))
+    return (
+        np.array([log_divergence(lp, lq, x) for x in lams]),
+        np.array([log_divergence(lq, lp, x) for x in lams]),
+    )
 
 
 def renyi_pld(pld: PLD, lam: ArrayLike) -> np.ndarray:
-    """D_lam(P||Q) = 1/(lam-1) log E_P[e^{(lam-1)L}] from the PLD of P w.r.t. Q (inf if inf_mass > 0).
+    """D_lam(P||Q) = 1/(lam-1) log E_P[e^{(lam-1)L}] from the PLD of P w.r.t. Q (inf if inf_mass >
+    0).
 
     One direction only: D_lam(Q||P) needs the PLD of Q w.r.t. P (or Q << P and E_P[e^{-lam L}]).
 
-    Source: seed 003 eq. 2 (Mironov 2017) written with the loss L.
+    Source: Chen et al. 2024, eq. 2 (Mironov 2017) written with the loss L.
     """
     v.instance("pld", pld, PLD)
     lams = check_orders(lam)
@@ -83,18 +88,24 @@ def renyi_pld_bracket(pld: PLD, lam: ArrayLike, max_loss: float) -> tuple[np.nda
     loss is at most ``max_loss`` (e.g. a tail cut of an eps-LDP-bounded pair): the cut atoms add
     between 0 and inf_mass e^{(lam-1) max_loss} to E_P[e^{(lam-1)L}].
 
-    Source: seed 003 eq. 2 (Mironov 2017) with a bounded tail cut.
+    Source: Chen et al. 2024, eq. 2 (Mironov 2017) with a bounded tail cut.
     """
     v.instance("pld", pld, PLD)
     lams = check_orders(lam)
-    max_loss = v.real("max_loss", max_loss, 0.0, 700.0)
+    # log space below: any finite bound (bitflip at q = 1e-320: 737)
+    max_loss = v.real("max_loss", max_loss, 0.0)
     lo = _log_moments(pld, lams)
-    hi = lo if pld.inf_mass == 0 else np.logaddexp(lo, math.log(pld.inf_mass) + (lams - 1) * max_loss)
-    return np.maximum(lo, 0.0) / (lams - 1), (hi + 1e-12 * np.abs(hi) + 1e-300) / (lams - 1)   # rounding
+    hi = (
+        lo
+        if pld.inf_mass == 0
+        else np.logaddexp(lo, math.log(pld.inf_mass) + (lams - 1) * max_loss)
+    )
+    # rounding
+    return np.maximum(lo, 0.0) / (lams - 1), (hi + 1e-12 * np.abs(hi) + 1e-300) / (lams - 1)
 
 
 def gdp_rdp(mu: float, lam: ArrayLike) -> np.ndarray:
-    """mu-GDP -> (lam, mu^2 lam / 2)-RDP (Dong, Roth, Su 2022; seed 003 before Cor. 2)."""
+    """mu-GDP -> (lam, mu^2 lam / 2)-RDP (Dong, Roth, Su 2022; Chen et al. 2024 before Cor. 2)."""
     mu = v.real("mu", mu, lo=0.0)
     return 0.5 * mu ** 2 * check_orders(lam)
 

@@ -1,6 +1,6 @@
 """Trade-off functions (f-DP) of discrete pairs and of Gaussian shifts.
 
-Seed 003 (Chen, Cao, Ge) works with trade-off functions in its appendix: Def. A.1,
+Chen, Cao & Ge (2024) works with trade-off functions in its appendix: Def. A.1,
 Lemma A.1 (Renyi divergence from a trade-off function), Lemma A.3 (Neyman-Pearson) and
 Lemma A.4 (two Gaussians).  This module gives the objects those lemmas speak of, so the
 tests can check each lemma against an independent computation:
@@ -13,7 +13,7 @@ tests can check each lemma against an independent computation:
   Phi(Phi^{-1}(1-alpha) - mu);
 * :func:`gdp_delta`: the hockey-stick delta(eps) of mu-GDP (Dong, Roth, Su 2022, Cor. 2.13).
 
-Convention (seed 003 Def. A.1): for a rejection rule phi, alpha = E_P[phi] (type I) and
+Convention (Chen et al. 2024, Def. A.1): for a rejection rule phi, alpha = E_P[phi] (type I) and
 beta = 1 - E_Q[phi] (type II); T(P, Q)(alpha) = inf{beta : alpha_phi <= alpha}.
 """
 
@@ -37,10 +37,14 @@ def _pair(p, q):
 
 
 def _alphas(alpha):
-    """Type I errors in [0, 1]; a rounding overshoot of 1e-12 (a sum of probabilities) is clipped."""
+    """Type I errors in [0, 1]; a rounding overshoot of 1e-12 (a sum of probabilities) is
+    clipped."""
     alpha = v.array("alpha", alpha)
     if np.any(~np.isfinite(alpha)) or np.any(alpha < -1e-12) or np.any(alpha > 1 + 1e-12):
-        raise ValueError(f"alpha must lie in [0, 1], got {alpha[(alpha < 0) | (alpha > 1) | ~np.isfinite(alpha)].flat[0]!r}.")
+        raise ValueError(
+            "alpha must lie in [0, 1], got "
+            f"{alpha[(alpha < 0) | (alpha > 1) | ~np.isfinite(alpha)].flat[0]!r}."
+        )
     return np.clip(alpha, 0.0, 1.0)
 
 
@@ -63,14 +67,16 @@ def tradeoff_segments(p: Sequence[float] | np.ndarray,
             np.bincount(group, weights=q, minlength=ratios.size))
 
 
-def tradeoff_pmfs(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def tradeoff_pmfs(
+    p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Breakpoints (alpha, beta) of T(P, Q), from (0, 1) to (1, 0); T is linear in between.
 
     alpha_j = the P-mass and 1 - beta_j the Q-mass of the first j pieces of
     :func:`tradeoff_segments`.  When Q has mass where P = 0 the first piece is vertical (alpha
     stays 0 while beta drops by that mass).
 
-    Source: seed 003 Def. A.1 and Lemma A.3.
+    Source: Chen et al. 2024, Def. A.1 and Lemma A.3.
     """
     da, db = tradeoff_segments(p, q)
     alpha = np.concatenate([[0.0], np.cumsum(da)])
@@ -83,7 +89,7 @@ def tradeoff_at(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray
                 alpha: ArrayLike) -> float | np.ndarray:
     """T(P, Q)(alpha) for alpha in [0, 1], by interpolation between the breakpoints.
 
-    Source: seed 003 Def. A.1 and Lemma A.3.
+    Source: Chen et al. 2024, Def. A.1 and Lemma A.3.
     """
     alpha = _alphas(alpha)
     a, b = tradeoff_pmfs(p, q)
@@ -93,8 +99,11 @@ def tradeoff_at(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray
     return out if out.ndim else float(out)
 
 
-def renyi_from_tradeoff(da: Sequence[float] | np.ndarray, db: Sequence[float] | np.ndarray, lam: float) -> float:
-    """Seed 003 Lemma A.1: D_lam = (1/(lam-1)) log int_0^1 |T'(x)|^{1-lam} dx, T piecewise linear.
+def renyi_from_tradeoff(
+    da: Sequence[float] | np.ndarray, db: Sequence[float] | np.ndarray, lam: float
+) -> float:
+    """Chen et al. 2024, Lemma A.1: D_lam = (1/(lam-1)) log int_0^1 |T'(x)|^{1-lam} dx, T piecewise
+    linear.
 
     ``da``, ``db``: lengths and drops of the pieces of T (:func:`tradeoff_segments`); a piece of
     slope -db/da contributes da (db/da)^{1-lam}.  A piece of positive length and zero slope (P-mass
@@ -114,7 +123,8 @@ def renyi_from_tradeoff(da: Sequence[float] | np.ndarray, db: Sequence[float] | 
 
 
 def gaussian_tradeoff(mu: float, alpha: ArrayLike) -> float | np.ndarray:
-    """Seed 003 Lemma A.4 (Dong, Roth, Su 2022): T(N(m0, I), N(m1, I))(alpha) = Phi(Phi^{-1}(1-alpha) - mu),
+    """Chen et al. 2024, Lemma A.4 (Dong, Roth, Su 2022): T(N(m0, I), N(m1, I))(alpha) =
+    Phi(Phi^{-1}(1-alpha) - mu),
 
     mu = ||m1 - m0||_2 >= 0, alpha in [0, 1].
     """
@@ -132,7 +142,8 @@ def gdp_delta(mu: float, eps: float) -> float:
 
 
 def log_gaussian_delta(sigma: float, eps: float, sensitivity: float = 1.0) -> float:
-    """log delta(eps) of the Gaussian mechanism N(0, sigma^2) at L2 sensitivity D (Balle & Wang 2018, Thm 8):
+    """log delta(eps) of the Gaussian mechanism N(0, sigma^2) at L2 sensitivity D (Balle & Wang
+    2018, Thm 8):
 
     delta = Phi(D/(2 sigma) - eps sigma/D) - e^eps Phi(-D/(2 sigma) - eps sigma/D), in log space
     (-inf when delta = 0).  The one implementation of the Gaussian delta in the package.
@@ -148,5 +159,5 @@ def log_gaussian_delta(sigma: float, eps: float, sensitivity: float = 1.0) -> fl
 
 def gaussian_delta(sigma: float, eps: float) -> float:
     """Exact delta(eps) of the (unshuffled) Gaussian mechanism with sensitivity 1
-    (:func:`log_gaussian_delta` with D = 1; the n = 1 check of seed 001 Sec. 5)."""
+    (:func:`log_gaussian_delta` with D = 1; the n = 1 check of Koskela et al. 2022, Sec. 5)."""
     return math.exp(log_gaussian_delta(sigma, eps))

@@ -16,14 +16,20 @@ import numpy as np
 from shuffle_lib.core.pld import PLD, pld_from_pmfs
 
 ArrayLike = float | Sequence[float] | np.ndarray
-"""A real or a 1-d collection of reals: what the functions vectorised over eps (delta, lam) accept."""
+"""A real or a 1-d collection of reals: what the functions vectorised over eps (delta, lam)
+accept."""
 
 
 class Bracket(tuple):
-    """A certified interval (lower, upper) for a tight DP parameter."""
+    """A certified interval (lower, upper) for a tight DP parameter: lower <= upper (ValueError
+    otherwise; a NaN end is let through for the caller's own NaN check to name)."""
 
     def __new__(cls, lower, upper):
-        return super().__new__(cls, (float(lower), float(upper)))
+        lower, upper = float(lower), float(upper)
+        if lower > upper:
+            raise ValueError(f"a Bracket needs lower <= upper, got lower={lower!r}, "
+                             f"upper={upper!r}.")
+        return super().__new__(cls, (lower, upper))
 
     lower = property(lambda self: self[0])
     upper = property(lambda self: self[1])
@@ -57,7 +63,8 @@ class PairModel:
     @classmethod
     def from_pmfs(cls, p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
                   info: dict | None = None) -> PairModel:
-        """The exact pair of two PMFs on one ordered support, both directions (seed 000 Def. 4)."""
+        """The exact pair of two PMFs on one ordered support, both directions (Koskela et al. 2021,
+        Def. 4)."""
         return cls(pld_from_pmfs(p, q), pld_from_pmfs(q, p), info={} if info is None else info)
 
 

@@ -24,8 +24,9 @@ def real(name: str, x: object, lo: float = -math.inf, hi: float = math.inf, lo_o
         v = float(x)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a real number, got {name}={x!r}.") from None
-    left = "(" if lo_open else "["
-    right = ")" if hi_open else "]"
+    # an infinite end that is refused is shown open: '[0, inf]' read as if inf were allowed
+    left = "(" if lo_open or (lo == -math.inf and not allow_inf) else "["
+    right = ")" if hi_open or (hi == math.inf and not allow_inf) else "]"
     rng = f"{left}{lo:g}, {hi:g}{right}"
     bad = (
         math.isnan(v)
@@ -44,6 +45,16 @@ def reals(name: str, xs: float | Sequence[float] | np.ndarray, **kw) -> np.ndarr
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty number or list of numbers, got {xs!r}.")
     return np.array([real(name, x, **kw) for x in arr], dtype=float)
+
+
+def floats(name: str, x: object, what: str, shown: int | None = 80) -> np.ndarray:
+    """``x`` as a float array, or ValueError "``name`` must be ``what``, got ``name``=..." (the
+    value's repr cut to ``shown`` characters; all of it for None)."""
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        text = repr(x) if shown is None else f"{x!r:.{shown}}"
+        raise ValueError(f"{name} must be {what}, got {name}={text}.") from None
 
 
 def integer(name: str, x: object, lo: float = -math.inf, hi: float = math.inf) -> int:
@@ -70,7 +81,9 @@ def pmf(name: str, p: Sequence[float] | np.ndarray) -> np.ndarray:
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a list of probabilities, got {p!r}.") from None
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-d list of probabilities, got shape {arr.shape}.")
+        raise ValueError(
+            f"{name} must be a non-empty 1-d list of probabilities, got shape {arr.shape}."
+        )
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain finite probabilities in [0, 1], got a NaN or inf.")
     if np.any(arr < 0) or np.any(arr > 1):
@@ -82,25 +95,30 @@ def pmf(name: str, p: Sequence[float] | np.ndarray) -> np.ndarray:
     return arr
 
 
-JSON_MAX_BYTES = 10 ** 8   # a JSON input file's size limit (100 MB: a 4e6-entry --matrix in full precision)
+# a JSON input file's size limit (100 MB: a 4e6-entry --matrix in full precision)
+JSON_MAX_BYTES = 10 ** 8
 JSON_MAX_DEPTH = 8         # a JSON input file's nesting limit (--pmfs needs 2, --matrix 3)
 
 
 def _json_number(option: str, path: str):
-    """parse_float/parse_int for :func:`json_file`: a finite double, else ValueError naming the option."""
+    """parse_float/parse_int for :func:`json_file`: a finite double, else ValueError naming the
+    option."""
     def parse(text: str) -> float:
         try:
             x = float(text)
         except (ValueError, OverflowError):
             x = math.inf
         if not math.isfinite(x):
-            raise ValueError(f"{option}: {path!r} holds the number {text[:40]}, outside the range of a double.")
+            raise ValueError(
+                f"{option}: {path!r} holds the number {text[:40]}, outside the range of a double."
+            )
         return x
     return parse
 
 
 def _numbers_only(option: str, path: str, node: object, where: str = "", depth: int = 0) -> None:
-    """Raise ValueError unless ``node`` is numbers in lists and objects, at most JSON_MAX_DEPTH deep."""
+    """Raise ValueError unless ``node`` is numbers in lists and objects, at most JSON_MAX_DEPTH
+    deep."""
     if depth > JSON_MAX_DEPTH:
         raise ValueError(f"{option}: {path!r} is nested deeper than {JSON_MAX_DEPTH} levels.")
     if isinstance(node, dict):
@@ -110,9 +128,13 @@ def _numbers_only(option: str, path: str, node: object, where: str = "", depth: 
         for i, value in enumerate(node):
             _numbers_only(option, path, value, f"{where}[{i}]", depth + 1)
     elif isinstance(node, bool) or not isinstance(node, (int, float)):
-        kind = {str: "a string", bool: "a boolean", type(None): "null"}.get(type(node), type(node).__name__)
-        raise ValueError(f"{option}: {path!r} holds {kind} at {where or 'the top'} ({json.dumps(node)[:40]}); "
-                         "only numbers are allowed.")
+        kind = {str: "a string", bool: "a boolean", type(None): "null"}.get(
+            type(node), type(node).__name__
+        )
+        raise ValueError(
+            f"{option}: {path!r} holds {kind} at {where or 'the top'} ({json.dumps(node)[:40]}); "
+            "only numbers are allowed."
+        )
 
 
 def json_file(option: str, path: str) -> object:
@@ -129,7 +151,9 @@ def json_file(option: str, path: str) -> object:
     except OSError as e:
         raise ValueError(f"{option}: cannot read {path!r}: {e.strerror or e}.") from None
     if len(raw) > JSON_MAX_BYTES:
-        raise ValueError(f"{option}: {path!r} is larger than the limit of {JSON_MAX_BYTES / 1e6:g} MB.")
+        raise ValueError(
+            f"{option}: {path!r} is larger than the limit of {JSON_MAX_BYTES / 1e6:g} MB."
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -138,36 +162,45 @@ def json_file(option: str, path: str) -> object:
     try:
         data = json.loads(text, parse_constant=_no_constant, parse_float=number, parse_int=number)
     except json.JSONDecodeError as e:
-        raise ValueError(f"{option}: {path!r} is not valid JSON ({e.msg}, line {e.lineno}).") from None
+        raise ValueError(
+            f"{option}: {path!r} is not valid JSON ({e.msg}, line {e.lineno})."
+        ) from None
     except RecursionError:
-        raise ValueError(f"{option}: {path!r} is nested deeper than {JSON_MAX_DEPTH} levels.") from None
+        raise ValueError(
+            f"{option}: {path!r} is nested deeper than {JSON_MAX_DEPTH} levels."
+        ) from None
     _numbers_only(option, path, data)
     return data
 
 
 def choice(name: str, x: object, choices: Sequence[str]) -> str:
-    """Return ``x`` after checking it is one of ``choices`` (ValueError naming ``name`` and the choices)."""
+    """Return ``x`` after checking it is one of ``choices`` (ValueError naming ``name`` and the
+    choices)."""
     if not isinstance(x, str) or x not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {name}={x!r}.")
+        raise ValueError(
+            f"{name} must be one of {', '.join(map(repr, choices))}, got {name}={x!r}."
+        )
     return x
 
 
 def stochastic_matrix(name: str, R: object, tol: float = PMF_TOL) -> np.ndarray:
     """A randomiser matrix (rows inputs, columns outputs) as a 2-d float array: at least 2 rows,
-    entries finite and in [0, 1], every row summing to 1 within ``tol`` (ValueError naming ``name``)."""
-    try:
-        arr = np.asarray(R, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a matrix of probabilities (a list of rows), got {name}={R!r}.") from None
+    entries finite and in [0, 1], every row summing to 1 within ``tol`` (ValueError naming
+    ``name``)."""
+    arr = floats(name, R, "a matrix of probabilities (a list of rows)", shown=None)
     if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 1:
-        raise ValueError(f"{name} must be a 2-d array (a matrix) with at least 2 rows, got shape {arr.shape}.")
+        raise ValueError(
+            f"{name} must be a 2-d array (a matrix) with at least 2 rows, got shape {arr.shape}."
+        )
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
         raise ValueError(f"{name} entries must be finite probabilities, >= 0 and <= 1.")
     sums = np.array([math.fsum(row) for row in arr])
     bad = np.flatnonzero(np.abs(sums - 1.0) > tol)
     if bad.size:
-        raise ValueError(f"{name} is not a randomiser: row {bad[0]} sums to {sums[bad[0]]!r}, not 1 "
-                         f"(within {tol:g}).")
+        raise ValueError(
+            f"{name} is not a randomiser: row {bad[0]} sums to {sums[bad[0]]!r}, not 1 "
+            f"(within {tol:g})."
+        )
     return arr
 
 
@@ -196,17 +229,23 @@ def integers(name: str, x: object, lo: float = -math.inf, hi: float = math.inf) 
             raise ValueError(f"{want}, got {name}={x!r}.") from None
     if arr.dtype.kind not in "iuf":
         raise ValueError(f"{want}, got {name}={x!r}.")
-    if arr.size and (arr.dtype.kind == "f" and not (np.all(np.isfinite(arr)) and np.all(arr == np.floor(arr)))
-                     or np.min(arr) < lo or np.max(arr) > hi):
+    if arr.size and (
+        arr.dtype.kind == "f"
+        and not (np.all(np.isfinite(arr)) and np.all(arr == np.floor(arr)))
+        or np.min(arr) < lo
+        or np.max(arr) > hi
+    ):
         raise ValueError(f"{want}, got {name}={x!r:.80}.")
     if arr.size and arr.dtype.kind != "i" and np.max(np.abs(arr)) >= 2.0 ** 63:
         raise ValueError(f"{want}, got {name}={x!r:.80}.")
     return arr.astype(np.int64, copy=False)
 
 
-def array(name: str, x: object, ndim: int | None = None, lo: float = -math.inf, hi: float = math.inf) -> np.ndarray:
-    """A non-empty array of finite reals in [``lo``, ``hi``] (of ``ndim`` dimensions if given) as floats
-    (ValueError naming ``name``).  Vectorised: O(size) in numpy, no Python loop."""
+def array(
+    name: str, x: object, ndim: int | None = None, lo: float = -math.inf, hi: float = math.inf
+) -> np.ndarray:
+    """A non-empty array of finite reals in [``lo``, ``hi``] (of ``ndim`` dimensions if given) as
+    floats (ValueError naming ``name``).  Vectorised: O(size) in numpy, no Python loop."""
     shape = f"{ndim}-d " if ndim is not None else ""
     want = f"{name} must be a non-empty {shape}array of finite numbers" + (
         f" in [{lo:g}, {hi:g}]" if lo > -math.inf or hi < math.inf else "")

@@ -1,5 +1,6 @@
 """Any pair of PMFs the user supplies: ``custom --pmfs FILE`` with FILE a JSON object
-``{"p": [...], "q": [...]}`` on one ordered support.  The exact PLDs of the pair, both directions."""
+``{"p": [...], "q": [...]}`` on one ordered support.  The exact PLDs of the pair, both
+directions."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from shuffle_lib.core.types import PairModel
 
 
 def load_pmfs(path: str) -> tuple[list, list]:
-    """(p, q) from a JSON file ``{"p": [...], "q": [...]}`` (ValueError naming ``--pmfs`` otherwise)."""
+    """(p, q) from a JSON file ``{"p": [...], "q": [...]}`` (ValueError naming ``--pmfs``
+    otherwise)."""
     data = v.json_file("--pmfs", path)
     if not isinstance(data, dict) or "p" not in data or "q" not in data:
         raise ValueError(f'--pmfs: {path!r} must hold an object {{"p": [...], "q": [...]}}.')
@@ -25,11 +27,19 @@ def custom_model(pmfs: str) -> PairModel:
         raise ValueError(f"--pmfs: {pmfs!r}: {e}") from None
 
 
-register(Mechanism(
-    name="custom",
-    summary="two PMFs from a JSON file (--pmfs)",
-    source="any pair (seed 000 Def. 4: the PLD of a pair)",
-    params=(Param("pmfs", str, 'JSON file {"p": [...], "q": [...]} on one ordered support (numbers only; '
-                  f"at most {v.JSON_MAX_BYTES / 1e6:g} MB)"),),
-    build=custom_model,
-))
+register(
+    Mechanism(
+        name="custom",
+        summary="two PMFs from a JSON file (--pmfs)",
+        source="any pair (seed 000 Def. 4: the PLD of a pair)",
+        params=(
+            Param(
+                "pmfs",
+                str,
+                'JSON file {"p": [...], "q": [...]} on one ordered support (numbers only; '
+                f"at most {v.JSON_MAX_BYTES / 1e6:g} MB)",
+            ),
+        ),
+        build=custom_model,
+    )
+)

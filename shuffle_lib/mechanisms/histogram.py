@@ -1,6 +1,6 @@
 """Shuffled k-RR histogram queries: Biswas et al.'s closed-form delta and the exact deltas.
 
-Seed 002 (Biswas, Jung, Palamidessi), Sec. IV and Appendix.  User u holds x0
+Biswas, Jung & Palamidessi (2023), Sec. IV and Appendix.  User u holds x0
 (dataset D(x0)) or x1 (D(x1)); of the other n - 1 users, n_x0 hold x0 and
 m - 1 = n - 1 - n_x0 hold some other value.  Every user reports through k-RR
 (Def. III.5): the true value w.p. p = e^eps0/(e^eps0+k-1), each other value
@@ -42,7 +42,7 @@ from scipy.special import gammaln, logsumexp, xlogy
 from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.pld import hockey_stick, pld_from_pmfs
+from shuffle_lib.core.pld import PLD, delta_both, hockey_stick, pld_from_pmfs
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, PairModel
 
@@ -59,7 +59,7 @@ def _check(n, n_x0, eps0, k, n_max=10 ** 6):
 
 
 def krr_probs(eps0: float, k: int) -> tuple[float, float]:
-    """(p, pbar) of k-RR (seed 002, Def. III.5): P(y = x) and P(y = y' != x)."""
+    """(p, pbar) of k-RR (Biswas et al. 2023, Def. III.5): P(y = x) and P(y = y' != x)."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
     d = math.exp(eps0) + k - 1
@@ -67,14 +67,16 @@ def krr_probs(eps0: float, k: int) -> tuple[float, float]:
 
 
 def kappa1(eps0: float, k: int) -> float:
-    """kappa1 = e^eps0 (e^eps0 + k - 2)/(k - 1) (seed 002, eq. 3); eps0 in (0, 30], k in [2, 1e6]."""
+    """kappa1 = e^eps0 (e^eps0 + k - 2)/(k - 1) (Biswas et al. 2023, eq. 3); eps0 in (0, 30], k in
+    [2, 1e6]."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
     return math.exp(eps0) * (math.exp(eps0) + k - 2) / (k - 1)
 
 
 def kappa2(eps0: float, k: int) -> float:
-    """kappa2 = (k - 1)/(e^eps0 + k - 2) (seed 002, eq. 4); eps0 in (0, 30], k in [2, 1e6]."""
+    """kappa2 = (k - 1)/(e^eps0 + k - 2) (Biswas et al. 2023, eq. 4); eps0 in (0, 30], k in [2,
+    1e6]."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
     return (k - 1) / (math.exp(eps0) + k - 2)
@@ -102,16 +104,22 @@ def _logc(a, b):
     return out
 
 
-def log_mu(s: int | np.ndarray, r: int | np.ndarray, n: int, n_x0: int, eps0: float, k: int) -> float | np.ndarray:
-    """log mu(s, r) = log[C(n_x0, r) C(n - n_x0, s - r) kappa1^r] (Def. IV.2); s in [0, n], r in [0, n_x0]."""
+def log_mu(
+    s: int | np.ndarray, r: int | np.ndarray, n: int, n_x0: int, eps0: float, k: int
+) -> float | np.ndarray:
+    """log mu(s, r) = log[C(n_x0, r) C(n - n_x0, s - r) kappa1^r] (Def. IV.2); s in [0, n], r in [0,
+    n_x0]."""
     n, n_x0, eps0, k = _check(n, n_x0, eps0, k)
     s = v.integers("s", s, 0, n).astype(float)
     r = v.integers("r", r, 0, n_x0).astype(float)
     return _logc(n_x0, r) + _logc(n - n_x0, s - r) + r * math.log(kappa1(eps0, k))
 
 
-def tau(s: int | np.ndarray, r: int | np.ndarray, n: int, n_x0: int, eps0: float, k: int) -> float | np.ndarray:
-    """tau_r = kappa2 (n - n_x0) + (e^eps0 - kappa2)(s - r) (Def. IV.2; > 0 for r <= s); s in [0, n], r in [0, n_x0]."""
+def tau(
+    s: int | np.ndarray, r: int | np.ndarray, n: int, n_x0: int, eps0: float, k: int
+) -> float | np.ndarray:
+    """tau_r = kappa2 (n - n_x0) + (e^eps0 - kappa2)(s - r) (Def. IV.2; > 0 for r <= s); s in [0,
+    n], r in [0, n_x0]."""
     n, n_x0, eps0, k = _check(n, n_x0, eps0, k)
     s = v.integers("s", s, 0, n).astype(float)
     r = v.integers("r", r, 0, n_x0).astype(float)
@@ -150,7 +158,9 @@ def log_count_pmfs_closed(n: int, n_x0: int, eps0: float, k: int) -> tuple[np.nd
     return lk3 - math.log(n - n_x0) + lmt, lk3 + lm
 
 
-def v_s(n: int, n_x0: int, eps0: float, k: int, v_form: Literal["corrected", "printed"] = "corrected") -> np.ndarray:
+def v_s(
+    n: int, n_x0: int, eps0: float, k: int, v_form: Literal["corrected", "printed"] = "corrected"
+) -> np.ndarray:
     """Privacy loss v_s of the count of x0, s = 0..n (Def. IV.1, eq. 15).
 
     ``"corrected"``: log of eq. 12 over eq. 13 (= eq. 15, second-to-last line).
@@ -173,7 +183,7 @@ def v_s(n: int, n_x0: int, eps0: float, k: int, v_form: Literal["corrected", "pr
 
 def delta_hat(eps: ArrayLike, n: int, n_x0: int, eps0: float, k: int,
               v_form: Literal["corrected", "printed"] = "corrected") -> float | np.ndarray:
-    """Biswas et al.'s delta_hat(eps) (seed 002, eq. 6): one direction, count of x0 only.
+    """Biswas et al.'s delta_hat(eps) (Biswas et al. 2023, eq. 6): one direction, count of x0 only.
 
     sum_s 1{v_s > eps}(1 - e^{eps - v_s}) P(S=s|D(x0)), P from eq. 12, in log space.
     Vectorised over eps (eps >= 0).  With v_form="corrected" it equals the exact
@@ -186,7 +196,9 @@ def delta_hat(eps: ArrayLike, n: int, n_x0: int, eps0: float, k: int,
     out = np.empty(eps_arr.size)
     for i, e in enumerate(eps_arr):
         sel = vs > e
-        out[i] = math.exp(logsumexp(lp0[sel] + np.log(-np.expm1(e - vs[sel])))) if sel.any() else 0.0
+        out[i] = (
+            math.exp(logsumexp(lp0[sel] + np.log(-np.expm1(e - vs[sel])))) if sel.any() else 0.0
+        )
     return out if np.ndim(eps) else float(out[0])
 
 
@@ -206,13 +218,15 @@ def count_pmfs_exact(n: int, n_x0: int, eps0: float, k: int) -> tuple[np.ndarray
     eps0 = 20, 1e-3 at eps0 = 30), and Bin(n_x0, p) as Bin(n_x0, 1 - p) read backwards, so every
     atom is within ~1e-14 relative of the exact law (tests/test_adversarial_krr.py).
 
-    Source: seed 002 Def. IV.1 (the count of x0), Def. III.5.
+    Source: Biswas et al. 2023, Def. IV.1 (the count of x0), Def. III.5.
     """
     n, n_x0, eps0, k = _check(n, n_x0, eps0, k)
     p, pb = krr_probs(eps0, k)
-    q = (k - 1) / (math.exp(eps0) + k - 1)      # 1 - p without cancelling: at eps0 = 20, 1 - p is off by 2e-8
+    # 1 - p without cancelling: at eps0 = 20, 1 - p is off by 2e-8
+    q = (k - 1) / (math.exp(eps0) + k - 1)
     i = np.arange(n_x0 + 1)
-    a, oa = _nonzero(binom.pmf(n_x0 - i, n_x0, q))   # Bin(n_x0, p) at i, as Bin(n_x0, 1 - p) at n_x0 - i
+    # Bin(n_x0, p) at i, as Bin(n_x0, 1 - p) at n_x0 - i
+    a, oa = _nonzero(binom.pmf(n_x0 - i, n_x0, q))
     b, ob = _nonzero(binom.pmf(np.arange(n - n_x0), n - 1 - n_x0, pb))
     rest = np.zeros(n)
     c = np.convolve(a, b)
@@ -224,7 +238,8 @@ def count_pmfs_exact(n: int, n_x0: int, eps0: float, k: int) -> tuple[np.ndarray
 
 def delta_count_exact(eps: ArrayLike, n: int, n_x0: int, eps0: float, k: int,
                       direction: Literal["01", "10", "both"] = "both") -> float | np.ndarray:
-    """Exact hockey-stick delta of the count of x0 (seed 000 Thm 5), per direction or max.
+    """Exact hockey-stick delta of the count of x0 (Koskela et al. 2021, Thm 5), per direction or
+    max.
 
     direction: "01" = delta_{D(x0)/D(x1)} (the paper's eq. 14), "10" = reverse, "both" = max.
     """
@@ -249,7 +264,9 @@ def delta_count_worst(eps: ArrayLike, n: int, eps0: float, k: int) -> tuple[np.n
     return all_d.max(axis=0), all_d.argmax(axis=0)
 
 
-def histogram_pmfs(counts_others: Sequence[int], eps0: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+def histogram_pmfs(
+    counts_others: Sequence[int], eps0: float, k: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact laws of the full released histogram under D(x0) and D(x1) (tiny n, k only).
 
     counts_others[j] = number of the other n - 1 users holding value j (x0 = 0, x1 = 1).
@@ -257,7 +274,7 @@ def histogram_pmfs(counts_others: Sequence[int], eps0: float, k: int) -> tuple[n
     the factor 1/n), an array of shape (n+1,)*k, flattened.  Built by adding users
     one at a time (h -> h + e_y w.p. R(y|x)); cost n k (n+1)^k, capped at 2e6 cells.
 
-    Source: seed 002 Def. III.5, III.7.
+    Source: Biswas et al. 2023, Def. III.5, III.7.
     """
     counts = [v.integer("counts_others", c, lo=0) for c in counts_others]
     k = v.integer("k", k, lo=2, hi=8)
@@ -299,11 +316,12 @@ def delta_histogram_exact(eps: ArrayLike, n: int, eps0: float, k: int
     exchanging the values 2..k-1), computes both directions exactly, and returns
     (delta array, list of the worst counts_others per eps).  Tiny n, k only.
 
-    Source: seed 002 Sec. IV (the full histogram release); seed 000 Thm 5.
+    Source: Biswas et al. 2023, Sec. IV (the full histogram release); Koskela et al. 2021, Thm 5.
     """
     eps_arr = v.reals("eps", eps, lo=0.0)
     n = v.integer("n", n, lo=2, hi=40)
-    k = v.integer("k", k, lo=2, hi=8)          # histogram_pmfs's range, checked before the enumeration
+    # histogram_pmfs's range, checked before the enumeration
+    k = v.integer("k", k, lo=2, hi=8)
     v.real("eps0", eps0, 0.0, lo_open=True)
     best = np.full(eps_arr.size, -1.0)
     arg = [None] * eps_arr.size
@@ -311,14 +329,16 @@ def delta_histogram_exact(eps: ArrayLike, n: int, eps0: float, k: int
         if list(c[2:]) != sorted(c[2:], reverse=True):
             continue
         P, Q = histogram_pmfs(c, eps0, k)
-        d = np.maximum(hockey_stick(pld_from_pmfs(P / P.sum(), Q / Q.sum()), eps_arr),
-                       hockey_stick(pld_from_pmfs(Q / Q.sum(), P / P.sum()), eps_arr))
+        P, Q = P / P.sum(), Q / Q.sum()
+        d = delta_both(pld_from_pmfs(P, Q), pld_from_pmfs(Q, P), eps_arr)
         for i in np.flatnonzero(d > best):
             best[i], arg[i] = d[i], c
     return best, arg
 
 
-def delta_histogram_homogeneous(eps: ArrayLike, n: int, eps0: float, k: int, z: int = 2) -> float | np.ndarray:
+def delta_histogram_homogeneous(
+    eps: ArrayLike, n: int, eps0: float, k: int, z: int = 2
+) -> float | np.ndarray:
     """Tight delta of the full histogram when all n - 1 other users hold one value z.
 
     z = 0 (x0), 1 (x1) or 2 (a third value; needs k >= 3).  With q the others' report
@@ -330,7 +350,7 @@ def delta_histogram_homogeneous(eps: ArrayLike, n: int, eps0: float, k: int, z: 
     worst case over the other users' data; z = 2 is the worst configuration in most
     exhaustive cases of the tests.
 
-    Source: seed 002 Sec. IV (the full histogram release); seed 000 Thm 5.
+    Source: Biswas et al. 2023, Sec. IV (the full histogram release); Koskela et al. 2021, Thm 5.
     """
     eps_arr = v.reals("eps", eps, lo=0.0)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
@@ -363,28 +383,64 @@ def delta_histogram_homogeneous(eps: ArrayLike, n: int, eps0: float, k: int, z: 
             h[tuple(sl)] += u[d] * others
         out.append(h.ravel() / h.sum())
     P, Q = out
-    d = np.maximum(hockey_stick(pld_from_pmfs(P, Q), eps_arr), hockey_stick(pld_from_pmfs(Q, P), eps_arr))
+    d = np.maximum(
+        hockey_stick(pld_from_pmfs(P, Q), eps_arr), hockey_stick(pld_from_pmfs(Q, P), eps_arr)
+    )
     return d if np.ndim(eps) else float(d[0])
 
 
 def histogram_model(n: int, n_x0: int, k: int, eps0: float) -> PairModel:
-    """The exact pair of the count of x0 (seed 002's marginal view, fixed n_x0): :func:`count_pmfs_exact`."""
+    """The exact pair of the count of x0 (Biswas et al.'s (2023) marginal view, fixed n_x0):
+    :func:`count_pmfs_exact`."""
     p0, p1 = count_pmfs_exact(n, n_x0, eps0, k)
     p0, p1 = p0 / p0.sum(), p1 / p1.sum()
     info = {"view": "marginal count of x0 only (seed 002's reading); not the full histogram"}
-    return PairModel.from_pmfs(p0, p1, info)
+    lost = _underflow_allowance(n, p0, p1)
+    if lost == 0.0:
+        return PairModel.from_pmfs(p0, p1, info)
+    exact = PairModel.from_pmfs(p0, p1)
+    up = [PLD(x.losses, x.probs, x.inf_mass + lost) for x in (exact.pq, exact.qp)]
+    return PairModel(up[0], up[1], exact.pq, exact.qp, tail_cut=lost, max_loss=float(eps0),
+                     info=dict(info, underflow=lost))
 
 
-register(Mechanism(
-    name="histogram-krr",
-    summary="count of x0 in a shuffled k-RR histogram, fixed n_x0 (seed 002's marginal view; --n --n-x0 --k --eps0)",
-    source="seed 002 Sec. IV (Thm IV.1, eq. 4-7)",
-    params=(Param("n", int, "number of users, u included (>= 2)", lo=2, hi=10 ** 6, more_private="up"),
-            Param("n_x0", int, "other users holding x0, in [0, n-1]", lo=0, hi=10 ** 6),
-            Param("k", int, "domain size of k-RR, >= 2", lo=2, hi=10 ** 6),
-            Param("eps0", float, "LDP parameter of k-RR, in (0, 30]", lo=0.0, hi=30.0, lo_open=True,
-                  more_private="down")),
-    build=histogram_model,
-    calibration_range=lambda name, fixed: (fixed["n_x0"] + 1, 10 ** 6) if name == "n" else None,  # n > n_x0
-    example={"n": 40, "n_x0": 10, "k": 4, "eps0": 2.0},
-))
+def _underflow_allowance(n, p0, p1):
+    """The P-mass the doubles may have lost below the normal range (2.2e-308), 0 when every atom is
+    well inside it: each atom sums at most n products, each rounded by < 2.5e-308, so an atom is off
+    by < (n+1) 2.5e-308 and the law by < (n+1)^2 2.5e-308 (2.5e-302 at n = 1e3).  Sent to +inf in
+    the upper PLDs (the lost atoms' losses lie in [-eps0, eps0], so the Renyi route bounds it) and
+    taken off the lower end: at n = 1000, n_x0 = 0, k = 10, eps0 = 0.49 the exact delta(0.3) is
+    1e-341 and the bracket was [0, 0]; at n_x0 = 500 it was [1e-323, 1e-323] for an exact 1e-347."""
+    if min(float(p0.min()), float(p1.min())) > 1e-290:
+        return 0.0
+    return (n + 1) ** 2 * 2.5e-308
+
+
+register(
+    Mechanism(
+        name="histogram-krr",
+        summary="count of x0 in a shuffled k-RR histogram, fixed n_x0 (seed 002's marginal view; "
+                "--n --n-x0 --k --eps0)",
+        source="seed 002 Sec. IV (Thm IV.1, eq. 4-7)",
+        params=(
+            Param(
+                "n", int, "number of users, u included (>= 2)", lo=2, hi=10**6, more_private="up"
+            ),
+            Param("n_x0", int, "other users holding x0, in [0, n-1]", lo=0, hi=10**6),
+            Param("k", int, "domain size of k-RR, >= 2", lo=2, hi=10**6),
+            Param(
+                "eps0",
+                float,
+                "LDP parameter of k-RR, in (0, 30]",
+                lo=0.0,
+                hi=30.0,
+                lo_open=True,
+                more_private="down",
+            ),
+        ),
+        build=histogram_model,
+        # n > n_x0
+        calibration_range=lambda name, fixed: (fixed["n_x0"] + 1, 10**6) if name == "n" else None,
+        example={"n": 40, "n_x0": 10, "k": 4, "eps0": 2.0},
+    )
+)

@@ -1,12 +1,12 @@
-"""Bounds the seeds compare the clones pair with: FMT21's closed form, FMT21's numerical
+"""Bounds the papers compare the clones pair with: FMT21's closed form, FMT21's numerical
 method, and Erlingsson et al. (2019).
 
 * :func:`fmt21_closed_form` -- Feldman, McMillan, Talwar (2021), Thm 3.1: for
   eps0 <= log(n / (16 log(2/delta))),
   eps <= log(1 + (e^eps0 - 1)/(e^eps0 + 1) (8 sqrt(e^eps0 log(4/delta)) / sqrt(n) + 8 e^eps0 / n)).
 * :func:`feldman_delta` / :func:`feldman_epsilon` -- FMT21's numerical method (Sec. 4 of
-  their paper; seed 000 Sec. 5.3, seed 001 Sec. 3.3), implemented from the description:
-  given C = c the pair is one-dimensional, delta_c(eps) follows from two binomial CDFs,
+  their paper; Koskela et al. 2021, Sec. 5.3, Koskela et al. 2022, Sec. 3.3), implemented from the
+  description: given C = c the pair is one-dimensional, delta_c(eps) follows from two binomial CDFs,
   and delta_c is non-increasing in c (one more clone is post-processing: adding a
   Bern(1/2) coin), so blocks of `step` consecutive c are bounded by their end points:
   upper with the smallest c of the block, lower with the largest.  Blocks are visited
@@ -24,12 +24,19 @@ import math
 import numpy as np
 from scipy.stats import binom
 
-from shuffle_lib.core import grid
-from shuffle_lib.core import validate as v
-from shuffle_lib.mechanisms.clones.pairs import MAX_N, PAIRS, shared_weights, conditional_tails, loss_threshold, clone_probability
-from shuffle_lib.core.types import Bracket
 from shuffle_lib.bounds.closed_forms import erlingsson_epsilon as erlingsson_epsilon_any
 from shuffle_lib.bounds.closed_forms import fmt21_closed_form, fmt21_epsilon_log  # noqa: F401  (public here too)
+from shuffle_lib.core import grid
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.types import Bracket
+from shuffle_lib.mechanisms.clones.pairs import (
+    MAX_N,
+    PAIRS,
+    clone_probability,
+    conditional_tails,
+    loss_threshold,
+    shared_weights,
+)
 
 
 def erlingsson_epsilon(n: int, eps0: float, delta: float) -> float:
@@ -48,32 +55,41 @@ def _delta_c(n, eps0, c, eps, pair):
     return np.maximum(tp - math.exp(eps) * tq, 0.0)
 
 
-BYTES_PER_BLOCK = 200     # the per-block arrays of feldman_delta (bounds, masses, tails, sums), float64
+# the per-block arrays of feldman_delta (bounds, masses, tails, sums), float64
+BYTES_PER_BLOCK = 200
 
 
 def _check_blocks(n, step):
-    """Refuse (ValueError naming ``step``) a block count whose arrays would exceed grid.MEMORY_LIMIT."""
+    """Refuse (ValueError naming ``step``) a block count whose arrays would exceed
+    grid.MEMORY_LIMIT."""
     blocks = -(-n // step)
     if blocks * BYTES_PER_BLOCK > grid.MEMORY_LIMIT:
-        raise ValueError(f"step={step} at n={n} gives {blocks:.3g} blocks, about "
-                         f"{blocks * BYTES_PER_BLOCK / 1e9:.3g} GB, more than the limit of "
-                         f"{grid.MEMORY_LIMIT / 1e9:.3g} GB (SHUFFLE_LIB_MEMORY_LIMIT); take a larger step.")
+        raise ValueError(
+            f"step={step} at n={n} gives {blocks:.3g} blocks, about "
+            f"{blocks * BYTES_PER_BLOCK / 1e9:.3g} GB, more than the limit of "
+            f"{grid.MEMORY_LIMIT / 1e9:.3g} GB (SHUFFLE_LIB_MEMORY_LIMIT); take a larger step."
+        )
 
 
-def feldman_delta(n: int, eps0: float, eps: float, step: int | None = None, pair: str = "fmt21") -> Bracket:
+def feldman_delta(
+    n: int, eps0: float, eps: float, step: int | None = None, pair: str = "fmt21"
+) -> Bracket:
     """FMT21's numerical method: Bracket(lower, upper) for delta(eps) of the (full) clones pair.
 
     step: block width in c (default: the standard deviation of C / 20, at least 1; the
     authors' example uses 100 at n = 1e5).  Vectorised over blocks; the outward visiting
     order and the stopping rule are applied to cumulative sums.
 
-    Source: Feldman et al. 2021, Sec. 4 (numerical method) on the pair of Thm 3.2; seed 000 Sec. 5.3.
+    Source: Feldman et al. 2021, Sec. 4 (numerical method) on the pair of Thm 3.2; Koskela et al.
+    2021, Sec. 5.3.
     """
     n = v.integer("n", n, lo=1, hi=MAX_N)
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     eps = v.real("eps", eps, lo=0.0)
     if pair not in PAIRS or not PAIRS[pair].full:
-        raise ValueError(f"pair must be 'fmt21' or 'stronger' for Feldman's method, got pair={pair!r}.")
+        raise ValueError(
+            f"pair must be 'fmt21' or 'stronger' for Feldman's method, got pair={pair!r}."
+        )
     p = clone_probability(eps0, pair)
     if step is None:
         step = max(1, int(math.sqrt((n - 1) * p * (1 - p)) / 20))
@@ -92,11 +108,17 @@ def feldman_delta(n: int, eps0: float, eps: float, step: int | None = None, pair
     return Bracket(float(low[j]), float(min(1.0, up[j] + max(0.0, left[j]))))
 
 
-def feldman_epsilon(n: int, eps0: float, delta: float, step: int | None = None, num_iterations: int = 20,
-                    pair: str = "fmt21") -> Bracket:
+def feldman_epsilon(
+    n: int,
+    eps0: float,
+    delta: float,
+    step: int | None = None,
+    num_iterations: int = 20,
+    pair: str = "fmt21",
+) -> Bracket:
     """eps(delta) by bisection on [0, eps0] (num_iterations steps): Bracket(lower, upper).
 
-    Source: Feldman et al. 2021, Sec. 4; seed 001 Sec. 3.3.
+    Source: Feldman et al. 2021, Sec. 4; Koskela et al. 2022, Sec. 3.3.
     """
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     delta = v.probability("delta", delta)

@@ -1,13 +1,13 @@
 """General eps0-LDP shufflers: the Feldman-McMillan-Talwar "clones" dominating pairs.
 
-Every pair here has the form (seed 000 eq. 5.1-5.2; seed 001 eq. 3.1)
+Every pair here has the form (Koskela et al. 2021, eq. 5.1-5.2; Koskela et al. 2022, eq. 3.1)
 
     C ~ Bin(n-1, p_clone),  A ~ Bin(C, 1/2),  Delta ~ Bern(q),  q = e^eps0 / (e^eps0 + 1),
 
 and differs in the clone probability and in what the differing user adds:
 
 * ``"fmt21"`` (default): P = (A+Delta, C-A+1-Delta), Q = (A+1-Delta, C-A+Delta),
-  p_clone = e^-eps0.  Feldman et al. (2021, Thm 3.2), the pair of seed 001 eq. 3.1.
+  p_clone = e^-eps0.  Feldman et al. (2021, Thm 3.2), the pair of Koskela et al. 2022, eq. 3.1.
   Valid for *every* eps0-LDP randomiser, substitution neighbours, adaptive
   randomisers included: R(x) = p/2 R(x0) + p/2 R(x1) + (1-p) LO(x) holds with
   p = e^-eps0 because R(x) >= e^-eps0 R(x') pointwise, and R(x0), R(x1) are the
@@ -16,13 +16,13 @@ and differs in the clone probability and in what the differing user adds:
   The proof needs R(x) >= (R(x0) + R(x1)) / (e^eps0 + 1) pointwise for all x, x0, x1
   (true for binary and k-ary randomised response, false for general randomisers;
   the erratum's restriction).  Opt-in only.
-* ``"koskela"``: seed 000 eq. 5.1 as printed, P = (A+Delta, C-A), Q = (A, C-A+Delta),
+* ``"koskela"``: Koskela et al. 2021, eq. 5.1 as printed, P = (A+Delta, C-A), Q = (A, C-A+Delta),
   p_clone = e^-eps0.  No derivation is given in the seed; it is looser than "fmt21"
   (its delta is larger in every case we computed, and at n = 1 it is not even eps0-DP).
 
 In every pair the total count S = a+b has the same law under P and Q and, given S = s,
 P_s(a) = N_s(a) (2 al a + 2 be (s-a) + ga s)/s and Q_s(a) = P_s(s-a), with
-N_s = Bin(s, 1/2) (Lemmas B.1-B.3 of seed 000 rewritten).  The loss is increasing in
+N_s = Bin(s, 1/2) (Lemmas B.1-B.3 of Koskela et al. 2021 rewritten).  The loss is increasing in
 a for fixed s, so delta(eps) = sum_s P(S=s) delta_s(eps) needs only binomial tails per
 s: this module's exact and fast route.  Both directions have the same PLD (a -> s-a).
 """
@@ -37,6 +37,7 @@ from typing import Literal
 import numpy as np
 from scipy.stats import binom
 
+from shuffle_lib.core import search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import tail_range
 from shuffle_lib.core.registry import Param
@@ -62,14 +63,16 @@ def general_pair(p: float, u: float, w: float, name: str = "general") -> Pair:
     0 <= p < 1, 0 <= w <= u, u + w <= 1, u > 0.
 
     Source: Feldman et al. 2021 Thm 3.2 and Balle et al. 2019 (the blanket), in the form of
-    seed 000 Lemmas B.1-B.3 (module docstring).
+    Koskela et al. 2021, Lemmas B.1-B.3 (module docstring).
     """
     p = v.real("p", p, 0.0, 1.0, hi_open=True)
     u = v.real("u", u, 0.0, 1.0, lo_open=True)
     w = v.real("w", w, 0.0, u)
     if u + w > 1.0:
         raise ValueError(f"u + w must be <= 1, got u={u!r}, w={w!r}.")
-    return Pair(name, u + w == 1.0, "the decomposition it was built from", "general clone pair", (p, u, w))
+    return Pair(
+        name, u + w == 1.0, "the decomposition it was built from", "general clone pair", (p, u, w)
+    )
 
 
 def _rest(eps0: float, pr: Pair) -> float:
@@ -93,25 +96,48 @@ def _puw(eps0: float, pr: Pair) -> tuple[float, float, float]:
 
 
 PAIRS = {
-    "fmt21": Pair("fmt21", True, "every eps0-LDP randomiser, substitution neighbours, adaptive",
-                  "Feldman et al. 2021 Thm 3.2; seed 001 eq. 3.1"),
-    "stronger": Pair("stronger", True, "randomisers with R(x) >= (R(x0)+R(x1))/(e^eps0+1) for all x, x0, x1 "
-                     "(binary and k-ary RR)", "Feldman et al. 2023 (stronger clones, with erratum)"),
-    "koskela": Pair("koskela", False, "as printed in seed 000 eq. 5.1 (looser than fmt21; not eps0-DP at n=1)",
-                    "seed 000 eq. 5.1-5.2"),
+    "fmt21": Pair(
+        "fmt21",
+        True,
+        "every eps0-LDP randomiser, substitution neighbours, adaptive",
+        "Feldman et al. 2021 Thm 3.2; seed 001 eq. 3.1",
+    ),
+    "stronger": Pair(
+        "stronger",
+        True,
+        "randomisers with R(x) >= (R(x0)+R(x1))/(e^eps0+1) for all x, x0, x1 (binary and k-ary RR)",
+        "Feldman et al. 2023 (stronger clones, with erratum)",
+    ),
+    "koskela": Pair(
+        "koskela",
+        False,
+        "as printed in seed 000 eq. 5.1 (looser than fmt21; not eps0-DP at n=1)",
+        "seed 000 eq. 5.1-5.2",
+    ),
 }
 MAX_N = 10 ** 9
 SUBSAMPLED = "subsampled"      # the name of subsample.SUB, whose weights come from pr.name here
-Prepared = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]   # prepare's arrays
+# prepare's arrays
+Prepared = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]
 
 # the parameters every clones-pair shuffler declares (shuffle_lib.core.registry)
-N_PARAM = Param("n", int, "number of users, the differing one included", lo=1, hi=MAX_N, more_private="up")
-EPS0_PARAM = Param("eps0", float, "LDP parameter of the local randomiser, in (0, 30]", lo=0.0, hi=30.0, lo_open=True,
-                   more_private="down")
+N_PARAM = Param(
+    "n", int, "number of users, the differing one included", lo=1, hi=MAX_N, more_private="up"
+)
+EPS0_PARAM = Param(
+    "eps0",
+    float,
+    "LDP parameter of the local randomiser, in (0, 30]",
+    lo=0.0,
+    hi=30.0,
+    lo_open=True,
+    more_private="down",
+)
 
 
 def check_params(n: int, eps0: float, pair: str | Pair) -> tuple[int, float, Pair]:
-    """(n, eps0, the Pair named ``pair``) validated: n in [1, MAX_N], eps0 in (0, 30], pair a key of PAIRS."""
+    """(n, eps0, the Pair named ``pair``) validated: n in [1, MAX_N], eps0 in (0, 30], pair a key of
+    PAIRS."""
     n = v.integer("n", n, lo=1, hi=MAX_N)
     if isinstance(pair, Pair) and pair.weights is not None:   # a general pair: eps0 is not read
         return n, eps0, pair
@@ -122,14 +148,17 @@ def check_params(n: int, eps0: float, pair: str | Pair) -> tuple[int, float, Pai
 
 
 def clone_probability(eps0: float, pair: str = "fmt21") -> float:
-    """p_clone: e^-eps0 (fmt21, koskela; seed 000 eq. 5.2) or 2/(e^eps0+1) (stronger)."""
+    """p_clone: e^-eps0 (fmt21, koskela; Koskela et al. 2021, eq. 5.2) or 2/(e^eps0+1)
+    (stronger)."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
-    v.choice("pair", pair, sorted(PAIRS) + [SUBSAMPLED])   # the subsampled pair clones as fmt21 does
+    # the subsampled pair clones as fmt21 does
+    v.choice("pair", pair, sorted(PAIRS) + [SUBSAMPLED])
     return 2.0 / (math.exp(eps0) + 1.0) if pair == "stronger" else math.exp(-eps0)
 
 
 def report_probability(eps0: float) -> float:
-    """q = e^eps0/(e^eps0 + 1), the law of Delta (seed 000 eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2)."""
+    """q = e^eps0/(e^eps0 + 1), the law of Delta (Koskela et al. 2021, eq. 5.1-5.2; Feldman et al.
+    2021 Thm 3.2)."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     return 1.0 / (1.0 + math.exp(-eps0))
 
@@ -157,7 +186,7 @@ def shared_weights(n: int, eps0: float, pr: Pair, s: int | np.ndarray
     Binomial masses come from scipy's binom.pmf: binom.logpmf and gammaln sums lose ~1e-8
     relative at n = 1e7 (~2e-7 at 1e8) to cancellation in gammaln(n+1).
 
-    Source: seed 000 Lemmas B.1-B.3 (rewritten in the module docstring), eq. B.6.
+    Source: Koskela et al. 2021, Lemmas B.1-B.3 (rewritten in the module docstring), eq. B.6.
     """
     n = _check_kernel(n, pr)
     s = v.integers("s", s, 0, n)
@@ -168,13 +197,13 @@ def shared_weights(n: int, eps0: float, pr: Pair, s: int | np.ndarray
         return c1, u * one, w0 * one, 0.0 * one
     rest = _rest(eps0, pr)                   # 1 - u - w, without cancellation for the named pairs
     ps = (u + w0) * c1 + rest * binom.pmf(s, n - 1, p)
-    # P(the differing user added | S = s) from P(C=s)/P(C=s-1) = (n-s)/s p/(1-p) (seed 000
-    # eq. B.6): no underflow
+    # P(the differing user added | S = s) from P(C=s)/P(C=s-1) = (n-s)/s p/(1-p) (Koskela et al.
+    # 2021 eq. B.6): no underflow
     with np.errstate(divide="ignore"):
         odds = rest / (u + w0) * (n - s) / np.maximum(s, 1) * p / (1 - p)
     w = np.where(s == 0, 0.0, 1.0 / (1.0 + odds))
-    # 1 - w as odds / (1 + odds): 1.0 - w cancelled where odds is tiny (issue 17: koskela atom masses
-    # 3e-8 off at eps0 = 8, n = 60); with s = 0, w = 0 and 1 - w = 1
+    # 1 - w as odds / (1 + odds): 1.0 - w cancels where odds is tiny (koskela atom masses 3e-8
+    # off at eps0 = 8, n = 60; tests/test_adversarial_clones.py); with s = 0, w = 0 and 1 - w = 1
     ga = np.where(s == 0, 1.0, odds / (1.0 + odds))
     if w0 == 0.0:
         return ps, w, 0.0 * w, ga
@@ -185,8 +214,8 @@ def loss(s: int | np.ndarray, a: int | np.ndarray, al: float | np.ndarray, be: f
          ga: float | np.ndarray) -> np.ndarray:
     """log P_s(a)/Q_s(a) = log((2 al a + 2 be (s-a) + ga s) / (2 al (s-a) + 2 be a + ga s)).
 
-    Seed 000 Lemma 12 / eq. 5.5 (koskela: al = w, be = 0, ga = 1-w) and its fmt21 analogue
-    (al = q, be = 1-q, ga = 0); +inf where the denominator vanishes.
+    Koskela et al. 2021, Lemma 12 / eq. 5.5 (koskela: al = w, be = 0, ga = 1-w) and its fmt21
+    analogue (al = q, be = 1-q, ga = 0); +inf where the denominator vanishes.
     """
     v.integers("s", s, 0, MAX_N)
     v.integers("a", a, 0, MAX_N)
@@ -198,11 +227,17 @@ def loss(s: int | np.ndarray, a: int | np.ndarray, al: float | np.ndarray, be: f
         return np.where(s == 0, 0.0, np.log(num) - np.log(den))
 
 
-def conditional_tails(s: int | np.ndarray, k: int | np.ndarray, al: float | np.ndarray, be: float | np.ndarray,
-                      ga: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def conditional_tails(
+    s: int | np.ndarray,
+    k: int | np.ndarray,
+    al: float | np.ndarray,
+    be: float | np.ndarray,
+    ga: float | np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """sum_{a >= k} P_s(a) and sum_{a >= k} Q_s(a), via Bin(s-1,1/2) and Bin(s,1/2) tails.
 
-    Source: seed 000 Lemmas B.1-B.3 (P_s, Q_s of the module docstring).  Any integer k (k <= 0: the whole mass).
+    Source: Koskela et al. 2021, Lemmas B.1-B.3 (P_s, Q_s of the module docstring).  Any integer k
+    (k <= 0: the whole mass).
     """
     v.integers("s", s, 0, MAX_N)
     v.integers("k", k, -MAX_N - 1, MAX_N + 1)
@@ -226,9 +261,16 @@ def _atom(s, a, al, be, ga):
     return nn * num, nn * den
 
 
-def loss_threshold(s: int | np.ndarray, al: float | np.ndarray, be: float | np.ndarray, ga: float | np.ndarray,
-                   eps: float, ties: Literal["closed", "count"] = "closed") -> np.ndarray:
-    """Smallest a with loss > eps (the loss is increasing in a since al > be); near ties per ``ties``.
+def loss_threshold(
+    s: int | np.ndarray,
+    al: float | np.ndarray,
+    be: float | np.ndarray,
+    ga: float | np.ndarray,
+    eps: float,
+    ties: Literal["closed", "count"] = "closed",
+) -> np.ndarray:
+    """Smallest a with loss > eps (the loss is increasing in a since al > be); near ties per
+    ``ties``.
 
     The closed-form root x cancels when e^eps is large (its distance to the next integer is
     O(s / e^eps), below its rounding: randomiser n = 1, P0 = [1/4, 1/4, 1/2], P1 = [1/2, 1e-12, ...]
@@ -237,12 +279,12 @@ def loss_threshold(s: int | np.ndarray, al: float | np.ndarray, be: float | np.n
     rounded by < 10 ulp) wherever it is decisive, i.e. they differ by more than a relative 1e-14:
     an atom clearly above eps is counted, one clearly below is not.  Within that band (a tie up to
     rounding, P_s(a) - e^eps Q_s(a) of at most 1e-14 P_s(a)) ``ties="closed"`` lets the closed form
-    decide, as before (an atom left out so loses at most 1e-14 P_s(a)); ``ties="count"`` counts it,
+    decide (an atom left out so loses at most 1e-14 P_s(a)); ``ties="count"`` counts it,
     the safe side for a caller whose error term holds 1e-12 of the counted magnitudes (a counted
     tie adds at most 1.1e-14 e^eps Q_s(a)): the randomiser's upper end, where a left-out top tie
     gave [0, 2e-307] for an exact 1.6e-17 (k-RR, k = 3, eps0 = 7.8e-5, eps = eps0 (1 - 6e-13)).
 
-    Source: seed 000 Lemma 12 / eq. 5.5 (the loss increasing in a).
+    Source: Koskela et al. 2021, Lemma 12 / eq. 5.5 (the loss increasing in a).
     """
     v.integers("s", s, 0, MAX_N)
     _check_weights(al, be, ga)
@@ -259,9 +301,14 @@ def loss_threshold(s: int | np.ndarray, al: float | np.ndarray, be: float | np.n
         num = 2 * al * a + 2 * be * (s - a) + ga * s
         den = 2 * al * (s - a) + 2 * be * a + ga * s
         ok = (a >= 0) & (a <= s)
-        return np.where(ok & (num > e * den * (1 + 1e-14)), 1, np.where(ok & (num * (1 + 1e-14) < e * den), -1, 0))
+        return np.where(
+            ok & (num > e * den * (1 + 1e-14)),
+            1,
+            np.where(ok & (num * (1 + 1e-14) < e * den), -1, 0),
+        )
     with np.errstate(over="ignore", invalid="ignore"):
-        least = 0 if ties == "count" else 1          # count: a tie (side 0) is counted; closed: x keeps it
+        # count: a tie (side 0) is counted; closed: x keeps it
+        least = 0 if ties == "count" else 1
         k = np.where(side(k - 1) >= least, k - 1, k)
         return np.where((k <= s) & (side(k) < 0), k + 1, k).astype(np.int64)
 
@@ -269,7 +316,7 @@ def loss_threshold(s: int | np.ndarray, al: float | np.ndarray, be: float | np.n
 def s_range(n: int, eps0: float, pr: Pair, tau: float) -> tuple[int, int, float]:
     """Range of S kept (Chernoff range of C at tail tau, widened by 1); the exact mass left out.
 
-    Source: the range of S of seed 000 eq. 5.1-5.2, cut by Chernoff tails.
+    Source: the range of S of Koskela et al. 2021, eq. 5.1-5.2, cut by Chernoff tails.
     """
     n = _check_kernel(n, pr, tau)
     p, u, w = _puw(eps0, pr)
@@ -287,8 +334,8 @@ def s_range(n: int, eps0: float, pr: Pair, tau: float) -> tuple[int, int, float]
 def delta_inf(n: int, eps0: float, pair: str | Pair = "fmt21") -> float:
     """delta_{P/Q}(inf) = P-mass where Q = 0, in closed form.
 
-    koskela: P(A + Delta = n) = q (p/2)^(n-1) = (1/2)^(n-1) e^{-(n-2) eps0}/(e^eps0+1) (seed 000,
-    after eq. 5.9); fmt21 and stronger: 0 (every outcome has Q > 0 since 1-q > 0).
+    koskela: P(A + Delta = n) = q (p/2)^(n-1) = (1/2)^(n-1) e^{-(n-2) eps0}/(e^eps0+1) (Koskela et
+    al. 2021, after eq. 5.9); fmt21 and stronger: 0 (every outcome has Q > 0 since 1-q > 0).
     """
     n, eps0, pr = check_params(n, eps0, pair)
     if pr.weights is not None:
@@ -303,11 +350,30 @@ def delta_inf(n: int, eps0: float, pair: str | Pair = "fmt21") -> float:
         return u if p == 0.0 else u * (p / 2) ** (n - 1)
     if pr.full:
         return 0.0
-    return math.exp(math.log(report_probability(eps0)) + (n - 1) * (math.log(clone_probability(eps0, pair)) - math.log(2)))
+    return math.exp(
+        math.log(report_probability(eps0))
+        + (n - 1) * (math.log(clone_probability(eps0, pair)) - math.log(2))
+    )
+
+
+def has_unmatched(n: int, eps0: float, pair: str | Pair = "fmt21") -> bool:
+    """True when P has an atom where Q = 0 (delta_inf > 0 exactly), decided from the pair's
+    definition, not from :func:`delta_inf`'s float: koskela's mass, about 10^-735 at n = 1000 and
+    eps0 = 1, underflows to 0, and a Renyi route reading that float would return a finite D_lam
+    for an infinite one.
+
+    The weights (p, u, w) of :func:`delta_inf` give a positive mass exactly when w = 0 and the pair
+    is not full: (1 - p/2)^(n-1) > 0 (p < 1), u > 0, and u (p/2)^(n-1) > 0 when p > 0.
+    """
+    n, eps0, pr = check_params(n, eps0, pair)
+    if pr.weights is not None:
+        return pr.weights[2] == 0.0 and not pr.full
+    return not pr.full
 
 
 def prepare(n: int, eps0: float, pr: Pair, tau: float) -> Prepared:
-    """The arrays :func:`bracket_at` reads: (s, P(S=s), al, be, ga) over :func:`s_range`, and the S-mass left out."""
+    """The arrays :func:`bracket_at` reads: (s, P(S=s), al, be, ga) over :func:`s_range`, and the
+    S-mass left out."""
     n = _check_kernel(n, pr, tau)
     s_lo, s_hi, out = s_range(n, eps0, pr, tau)
     s = np.arange(s_lo, s_hi + 1)
@@ -322,7 +388,7 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
     slope=True also returns the central value and d delta / d eps = -e^eps sum_s P(S=s)
     T^Q_s(a*_s) (the boundary terms vanish), for the Newton steps of epsilon_bracket_single.
 
-    Source: seed 000 Thm 5 with Lemmas B.1-B.3 (module docstring).
+    Source: Koskela et al. 2021, Thm 5 with Lemmas B.1-B.3 (module docstring).
     """
     if not (isinstance(prep, tuple) and len(prep) == 6):
         raise TypeError(f"prep must be the 6-tuple returned by prepare(), got prep={prep!r:.80}.")
@@ -339,8 +405,10 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
     # Each candidate d = T_P - e^eps T_Q is within 1e-12 of its magnitude m = T_P + e^eps T_Q (plus
     # the atoms added or removed) of its exact value, so the ends take the max of d -/+ 1e-12 m.
     d, m, tqs = [tp - e * tq], [tp + e * tq], [tq]
-    pas, qas = _atom(s, np.stack([k - 1, k - 2, k, k + 1]), al, be, ga)   # one binom.pmf call for the four
-    for sign in (-1, 1):                         # k-1, k-2 add atoms k-1, k-2; k+1, k+2 remove k, k+1
+    # one binom.pmf call for the four
+    pas, qas = _atom(s, np.stack([k - 1, k - 2, k, k + 1]), al, be, ga)
+    # k-1, k-2 add atoms k-1, k-2; k+1, k+2 remove k, k+1
+    for sign in (-1, 1):
         up, uq, mag = tp, tq, tp + e * tq
         for j in range(2):
             pa, qa = pas[j + (0 if sign < 0 else 2)], qas[j + (0 if sign < 0 else 2)]
@@ -350,7 +418,8 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
             m.append(mag)
             tqs.append(uq)
     d, m = np.array(d), 1e-12 * np.array(m)
-    best = np.argmax(d, axis=0)                  # the threshold of the max: its Q-tail gives the slope
+    # the threshold of the max: its Q-tail gives the slope
+    best = np.argmax(d, axis=0)
     val = math.fsum(ps * np.max(np.maximum(d, 0.0), axis=0))
     lo = math.fsum(ps * np.max(np.maximum(d - m, 0.0), axis=0)) * (1 - 1e-15) - s.size * 1e-307
     hi = math.fsum(ps * np.max(np.maximum(d + m, 0.0), axis=0)) * (1 + 1e-15) + s.size * 1e-307
@@ -359,7 +428,9 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
     return (lo, hi, val, -e * mq) if slope else (lo, hi)
 
 
-def delta_bracket_single(n: int, eps0: float, eps: float, pair: str | Pair = "fmt21", tau: float | None = None) -> Bracket:
+def delta_bracket_single(
+    n: int, eps0: float, eps: float, pair: str | Pair = "fmt21", tau: float | None = None
+) -> Bracket:
     """Certified Bracket for the single-round delta(eps) of the pair, O(#s) binomial tails.
 
     delta = sum_s P(S=s) [T_P(a*_s) - e^eps T_Q(a*_s)] over the kept range of s (a*_s the first
@@ -369,7 +440,7 @@ def delta_bracket_single(n: int, eps0: float, eps: float, pair: str | Pair = "fm
     threshold, :func:`bracket_at`).  Both directions coincide.  tau=None: 1e-30, then once more with
     tau = 1e-12 x (lower end) if the left-out mass dominates the bracket.
 
-    Source: seed 000 Thm 5, eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2.
+    Source: Koskela et al. 2021, Thm 5, eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2.
     """
     n, eps0, pr = check_params(n, eps0, pair)
     eps = v.real("eps", eps, lo=0.0)
@@ -389,7 +460,7 @@ def epsilon_bracket_single(n: int, eps0: float, delta: float, pair: str | Pair =
     safeguarded Newton steps (the slope is free, see :func:`bracket_at`), then both ends are
     nudged outwards until verified: about ten evaluations of O(#s) binomial tails.
 
-    Source: seed 000 Thm 5, eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2.
+    Source: Koskela et al. 2021, Thm 5, eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2.
     """
     n, eps0, pr = check_params(n, eps0, pair)
     delta = v.probability("delta", delta)
@@ -406,7 +477,8 @@ def epsilon_bracket_single(n: int, eps0: float, delta: float, pair: str | Pair =
     big = prep[0].size > 20000            # tails at the median are slow: skip the eps = 0 probe
     if not big and f(0.0)[1] <= delta:
         return Bracket(0.0, 0.0)
-    if (not pr.full or pr.weights is not None) and f(top)[0] > delta:   # delta below delta(inf): no finite eps
+    # delta below delta(inf): no finite eps
+    if (not pr.full or pr.weights is not None) and f(top)[0] > delta:
         return Bracket(top, math.inf)
     x0 = 0.0
     if big:                               # a Riemann sum over every k-th s finds a starting point
@@ -415,12 +487,9 @@ def epsilon_bracket_single(n: int, eps0: float, delta: float, pair: str | Pair =
         coarse = (coarse[0], coarse[1] * k) + coarse[2:]
         x0 = _root(coarse, delta, top)[0]
     x, gap = _root(prep, delta, top, x0)
-    lo, step = x, gap
-    while lo > 0 and f(lo)[0] <= delta:
-        lo, step = max(lo - step, 0.0), 2 * step
-    hi, step = x, gap
-    while hi < top and f(hi)[1] > delta:
-        hi, step = min(hi + step, top), 2 * step
+    # nudged outwards until verified
+    lo = search.step_out(lambda e: f(e)[0] > delta, x, gap, True, 0.0)
+    hi = search.step_out(lambda e: f(e)[1] <= delta, x, gap, False, top)
     return Bracket(lo, hi if f(hi)[1] <= delta else math.inf)
 
 
@@ -450,7 +519,8 @@ def _root(prep, delta, top, x=0.0):
 
 
 def clone_top_loss(n: int, eps0: float, pr: Pair) -> float:
-    """An eps above every finite loss of the pair at n users (where the tail cut's dropped mass goes).
+    """An eps above every finite loss of the pair at n users (where the tail cut's dropped mass
+    goes).
 
     Full pairs: eps0.  Fixed-weight pairs: the three cases below.  koskela (al = w_s, be = 0,
     ga = 1 - w_s): at S = s < n the largest finite loss is log(1 + 2 w_s/(1 - w_s)) at a = s, and
@@ -461,8 +531,8 @@ def clone_top_loss(n: int, eps0: float, pr: Pair) -> float:
     case and lay below the largest finite loss at every n <= 100 checked (e.g. 0.760 against 1.144
     at n = 2, eps0 = 0.5; tests/test_clones.py::test_top_loss_is_above_every_finite_loss).
 
-    Source: seed 000 eq. 5.5 and eq. B.6 (the odds; koskela) and Feldman et al. 2021 (full pairs:
-    loss <= eps0).
+    Source: Koskela et al. 2021, eq. 5.5 and eq. B.6 (the odds; koskela) and Feldman et al. 2021
+    (full pairs: loss <= eps0).
     """
     n = _check_kernel(n, pr)
     if pr.weights is None:

@@ -3,13 +3,13 @@
 The atoms are indexed by (s, a): s = a+b the total count (same law under P and Q), a the
 first count (see :mod:`shuffle_lib.mechanisms.clones`).  Three constructions:
 
-* :func:`clone_pmfs` / :func:`clone_pld_exact`: every atom (seed 000 eq. 5.9), O(n^2).
-* :func:`clone_pld`: the two-level truncation of seed 001 Lemma 6 (s first, then a given s),
-  with the ranges from exact binomial quantiles (default), or the Hoeffding ranges of seed
-  000 Sec. 5.2 (one level) / seed 001 Lemma 6 (two levels) for the term counts.  The mass
-  dropped is computed from exact binomial tails and put, by ``side``: into ``inf_mass``
-  ("upper": a dominating PLD), nowhere ("lower": a dominated sub-PLD), or as one atom at the
-  largest possible loss ("top", for the CLI: the Fourier accountant trims a top tail of mass
+* :func:`clone_pmfs` / :func:`clone_pld_exact`: every atom (Koskela et al. 2021, eq. 5.9), O(n^2).
+* :func:`clone_pld`: the two-level truncation of Koskela et al. 2022, Lemma 6 (s first, then a given
+  s), with the ranges from exact binomial quantiles (default), or the Hoeffding ranges of
+  Koskela et al. 2021, Sec. 5.2 (one level) / Koskela et al. 2022, Lemma 6 (two levels) for the term
+  counts.  The mass dropped is computed from exact binomial tails and put, by ``side``: into
+  ``inf_mass`` ("upper": a dominating PLD), nowhere ("lower": a dominated sub-PLD), or as one atom
+  at the largest possible loss ("top", for the CLI: the Fourier accountant trims a top tail of mass
   <= 1e-16 to +inf for its upper bound and drops it for its lower bound, so one PLD serves
   both sides).
 * :func:`clone_pld_grid`: for each s the loss is increasing in a, so the P-mass of the atoms
@@ -28,11 +28,25 @@ from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import tail_range
-from shuffle_lib.mechanisms.clones.pairs import Pair, check_params, delta_inf, s_range, shared_weights, conditional_tails, clone_top_loss, clone_probability, loss
 from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs
+from shuffle_lib.mechanisms.clones.pairs import (
+    Pair,
+    check_params,
+    clone_probability,
+    clone_top_loss,
+    conditional_tails,
+    delta_inf,
+    loss,
+    s_range,
+    shared_weights,
+)
 
-def atoms_at(n: int, eps0: float, pr: Pair, s: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """P(s, a), Q(s, a) for arrays of atoms (seed 000 eq. 5.7-5.8, Lemma B.3), by binom.pmf.
+
+def atoms_at(
+    n: int, eps0: float, pr: Pair, s: np.ndarray, a: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """P(s, a), Q(s, a) for arrays of atoms (Koskela et al. 2021, eq. 5.7-5.8, Lemma B.3), by
+    binom.pmf.
 
     Atoms below the double range (< 1e-308) underflow to 0: at most #atoms x 1e-308 of mass.
     """
@@ -48,7 +62,7 @@ def atoms_at(n: int, eps0: float, pr: Pair, s: np.ndarray, a: np.ndarray) -> tup
 def clone_pmfs(n: int, eps0: float, pair: str = "fmt21") -> tuple[np.ndarray, np.ndarray]:
     """The pair (P, Q) on all atoms (s, a), flattened in the order of s then a; O(n^2), n <= 3000.
 
-    Source: seed 000 eq. 5.7-5.9.
+    Source: Koskela et al. 2021, eq. 5.7-5.9.
     """
     n, eps0, pr = check_params(n, eps0, pair)
     if n > 3000:
@@ -60,15 +74,16 @@ def clone_pmfs(n: int, eps0: float, pair: str = "fmt21") -> tuple[np.ndarray, np
 
 
 def clone_pld_exact(n: int, eps0: float, pair: str = "fmt21") -> PLD:
-    """The exact PLD omega_{P/Q} (= omega_{Q/P}) by full enumeration (seed 000 eq. 5.9)."""
+    """The exact PLD omega_{P/Q} (= omega_{Q/P}) by full enumeration (Koskela et al. 2021, eq.
+    5.9)."""
     return pld_from_pmfs(*clone_pmfs(n, eps0, pair))
 
 
 def term_counts(n: int, eps0: float, tau: float, pair: str = "fmt21") -> dict[str, int]:
     """Atoms kept by the truncations: (full, one-level Hoeffding, two-level Hoeffding, quantiles).
 
-    full: sum over s of (s+1).  One level (seed 000 Sec. 5.2): s in S_c = (p +- c)(n-1),
-    c = sqrt(log(2/tau) / (2(n-1))), all a.  Two levels (seed 001 Lemma 6): also
+    full: sum over s of (s+1).  One level (Koskela et al. 2021, Sec. 5.2): s in S_c = (p +- c)(n-1),
+    c = sqrt(log(2/tau) / (2(n-1))), all a.  Two levels (Koskela et al. 2022, Lemma 6): also
     a in s/2 +- sqrt(s log(4/tau)/2) (tau/2 to each level).  Quantiles: this module's ranges.
     """
     n, eps0, pr = check_params(n, eps0, pair)
@@ -80,11 +95,19 @@ def term_counts(n: int, eps0: float, tau: float, pair: str = "fmt21") -> dict[st
     one = sum(k + 2 for k in range(lo, hi + 1))
     c2 = math.sqrt(math.log(4 / tau) / (2 * max(n - 1, 1)))
     lo2, hi2 = max(0, math.ceil((p - c2) * (n - 1))), min(n - 1, math.floor((p + c2) * (n - 1)))
-    two = sum(min(k + 2, 2 * math.floor(math.sqrt(k * math.log(4 / tau) / 2)) + 3) for k in range(lo2, hi2 + 1))
+    two = sum(
+        min(k + 2, 2 * math.floor(math.sqrt(k * math.log(4 / tau) / 2)) + 3)
+        for k in range(lo2, hi2 + 1)
+    )
     s_lo, s_hi, _ = s_range(n, eps0, pr, tau / 2)
     s = np.arange(s_lo, s_hi + 1)
     a_lo, a_hi = _a_range(s, tau / 2)
-    return {"full": full, "hoeffding1": one, "hoeffding2": two, "quantile": int(np.sum(a_hi - a_lo + 1))}
+    return {
+        "full": full,
+        "hoeffding1": one,
+        "hoeffding2": two,
+        "quantile": int(np.sum(a_hi - a_lo + 1)),
+    }
 
 
 def _a_range(s, tau):
@@ -102,13 +125,20 @@ def _window(n, eps0, pr, tau):
     a_lo, a_hi = _a_range(s, tau / 2)
     ps, al, be, ga = shared_weights(n, eps0, pr, s)
     t_hi, _ = conditional_tails(s, a_hi + 1, al, be, ga)
-    return s, a_lo, a_hi, (ps, al, be, ga), out_s + math.fsum(ps * (_lower_tails(s, a_lo, al, be, ga) + t_hi))
+    return (
+        s,
+        a_lo,
+        a_hi,
+        (ps, al, be, ga),
+        out_s + math.fsum(ps * (_lower_tails(s, a_lo, al, be, ga) + t_hi)),
+    )
 
 
 def _lower_tails(s, k, al, be, ga):
-    """sum_{a < k} P_s(a) from binomial CDFs (the counterpart of conditional_tails), not as 1 - T_P(k):
-    that difference is noise below ~1e-16 and, since 1 - q is computed without cancellation (al + be
-    no longer exactly 1), went negative and wiped the dropped mass (3.35e-21 -> 0 at n = 1500, eps0 = 3)."""
+    """sum_{a < k} P_s(a) from binomial CDFs (the counterpart of conditional_tails), not as 1 -
+    T_P(k): that difference is noise below ~1e-16 and, with 1 - q computed without cancellation
+    (al + be not exactly 1), can go negative and wipe the dropped mass (3.35e-21 -> 0 at
+    n = 1500, eps0 = 3)."""
     c1 = binom.cdf(k - 2, np.maximum(s - 1, 0), 0.5)      # P(1 + Bin(s-1) < k)
     c0 = binom.cdf(k - 1, np.maximum(s - 1, 0), 0.5)      # P(Bin(s-1) < k)
     cn = binom.cdf(k - 1, s, 0.5)                         # P(Bin(s) < k)
@@ -120,7 +150,7 @@ def kept_atoms(n: int, eps0: float, pr: Pair, tau: float, max_atoms: int = 10 **
                ) -> tuple[np.ndarray, np.ndarray, float]:
     """Kept atoms (s, a) and the exact P-mass dropped (S tails + a tails per s).
 
-    Source: seed 001 Lemma 6 with exact binomial quantiles.
+    Source: Koskela et al. 2022, Lemma 6 with exact binomial quantiles.
     """
     v.instance("pr", pr, Pair)
     tau = v.real("tau", tau, 0.0, 1.0, lo_open=True, hi_open=True)
@@ -128,16 +158,30 @@ def kept_atoms(n: int, eps0: float, pr: Pair, tau: float, max_atoms: int = 10 **
     s, a_lo, a_hi, _, dropped = _window(n, eps0, pr, tau)
     counts = a_hi - a_lo + 1
     if counts.sum() > max_atoms:
-        raise ValueError(f"n={n}, eps0={eps0:g} needs {int(counts.sum())} atoms, more than max_atoms={max_atoms}; "
-                         "use clone_pld_grid or clones.delta_bracket.")
+        raise ValueError(
+            f"n={n}, eps0={eps0:g} needs {int(counts.sum())} atoms, more than "
+            f"max_atoms={max_atoms}; "
+            "use clone_pld_grid or clones.delta_bracket."
+        )
     ss = np.repeat(s, counts)
-    aa = np.concatenate([np.arange(x, y + 1) for x, y in zip(a_lo, a_hi)]) if s.size else np.zeros(0, int)
+    aa = (
+        np.concatenate([np.arange(x, y + 1) for x, y in zip(a_lo, a_hi)])
+        if s.size
+        else np.zeros(0, int)
+    )
     return ss, aa, dropped
 
 
-def clone_pld(n: int, eps0: float, pair: str = "fmt21", tau: float = 1e-18,
-              side: Literal["upper", "lower", "top"] = "upper", max_atoms: int = 8_000_000) -> tuple[PLD, dict]:
-    """Truncated PLD with certified dropped mass (seed 001 Lemma 6 with exact quantiles).
+def clone_pld(
+    n: int,
+    eps0: float,
+    pair: str = "fmt21",
+    tau: float = 1e-18,
+    side: Literal["upper", "lower", "top"] = "upper",
+    max_atoms: int = 8_000_000,
+) -> tuple[PLD, dict]:
+    """Truncated PLD with certified dropped mass (Koskela et al. 2022, Lemma 6 with exact
+    quantiles).
 
     side: "upper" (dropped mass -> inf_mass), "lower" (omitted) or "top" (one atom at the
     largest loss; needs dropped mass <= 1e-17, see module docstring).  Returns (PLD, info).
@@ -164,9 +208,16 @@ def clone_pld(n: int, eps0: float, pair: str = "fmt21", tau: float = 1e-18,
     return pld_from_losses(losses, probs, min(inf, 1.0)), info
 
 
-def clone_pld_grid(n: int, eps0: float, h: float, side: Literal["upper", "lower"], pair: str = "fmt21",
-                   tau: float = 1e-18) -> tuple[PLD, dict]:
-    """PLD on the grid k h: each atom's loss rounded up ("upper") or down ("lower"), by binomial tails.
+def clone_pld_grid(
+    n: int,
+    eps0: float,
+    h: float,
+    side: Literal["upper", "lower"],
+    pair: str = "fmt21",
+    tau: float = 1e-18,
+) -> tuple[PLD, dict]:
+    """PLD on the grid k h: each atom's loss rounded up ("upper") or down ("lower"), by binomial
+    tails.
 
     For each s the atoms with loss in (k h, (k+1) h] are a in [t_k, t_{k+1}), t_k the first a
     with loss > k h, so their P-mass is T_P(t_k) - T_P(t_{k+1}).  upper: put at (k+1) h, dropped
@@ -174,7 +225,7 @@ def clone_pld_grid(n: int, eps0: float, h: float, side: Literal["upper", "lower"
     mass omitted: dominated.  Thresholds are shifted by 1e-9 h to the safe side against rounding.
     Returns (PLD, info).
 
-    Source: seed 000 eq. 5.9 and Thm 5 (rounding up dominates, down is dominated).
+    Source: Koskela et al. 2021, eq. 5.9 and Thm 5 (rounding up dominates, down is dominated).
     """
     n, eps0, pr = check_params(n, eps0, pair)
     h = v.real("h", h, 0.0, 1.0, lo_open=True)
@@ -193,12 +244,16 @@ def clone_pld_grid(n: int, eps0: float, h: float, side: Literal["upper", "lower"
     k_hi = np.ceil(l_hi / h).astype(np.int64) + 1
     nb = k_hi - k_lo + 1
     if nb.sum() > 30_000_000:
-        raise ValueError(f"h={h:g} is too fine for n={n}, eps0={eps0:g}: {int(nb.sum())} grid cells, "
-                         "more than 3e7; take a larger h (a lower accuracy).")
+        raise ValueError(
+            f"h={h:g} is too fine for n={n}, eps0={eps0:g}: {int(nb.sum())} grid cells, "
+            "more than 3e7; take a larger h (a lower accuracy)."
+        )
     idx = np.repeat(np.arange(s.size), nb)
     k = np.concatenate([np.arange(x, y + 1) for x, y in zip(k_lo, k_hi)])
     shift = -1e-9 * h if side == "upper" else 1e-9 * h
-    th = np.clip(_thr_vec(s[idx], al[idx], be[idx], ga[idx], k * h + shift), a_lo[idx], a_hi[idx] + 1)
+    th = np.clip(
+        _thr_vec(s[idx], al[idx], be[idx], ga[idx], k * h + shift), a_lo[idx], a_hi[idx] + 1
+    )
     tp, _ = conditional_tails(s[idx], th, al[idx], be[idx], ga[idx])
     mass = np.maximum(tp - np.r_[tp[1:], 0.0], 0.0) * ps[idx]
     mass[np.cumsum(nb) - 1] = 0.0                      # no bin above the last threshold of each s
@@ -208,7 +263,8 @@ def clone_pld_grid(n: int, eps0: float, h: float, side: Literal["upper", "lower"
     uk, inv = np.unique(losses, return_inverse=True)
     sums = np.bincount(inv, weights=probs, minlength=uk.size)
     info = {"atoms": int(uk.size), "dropped": dropped, "h": h}
-    return pld_from_losses(uk, sums, min(1.0, inf + (dropped if side == "upper" else 0.0))), info
+    pl = pld_from_losses(uk, sums, min(1.0, inf))
+    return (pl.with_mass_at_infinity(dropped) if side == "upper" else pl), info
 
 
 def _thr_vec(s, al, be, ga, x):
@@ -223,7 +279,8 @@ def _thr_vec(s, al, be, ga, x):
 
 def clone_pld_binned(n: int, eps0: float, h: float, pair: str = "fmt21", tau: float = 1e-18,
                      max_atoms: int = 400_000_000, chunk: int = 2_000_000) -> tuple[PLD, PLD]:
-    """(upper, lower) PLDs on the grid k h from the exact atoms of :func:`clone_pld`, binned in chunks.
+    """(upper, lower) PLDs on the grid k h from the exact atoms of :func:`clone_pld`, binned in
+    chunks.
 
     The same dominating / dominated pair as :func:`clone_pld_grid` (each kept atom's loss rounded
     up to the grid for "upper", down for "lower", by 1e-9 h more to the safe side; the dropped
@@ -231,7 +288,7 @@ def clone_pld_binned(n: int, eps0: float, h: float, pair: str = "fmt21", tau: fl
     O(#s x #bins): the cheaper choice when the grid is fine and n is large (n = 1e6, h = 5e-7:
     about 2e7 atoms against 5e8 cells).  A progress bar shows on a terminal.
 
-    Source: seed 000 eq. 5.9 and Thm 5 (rounding up dominates, down is dominated).
+    Source: Koskela et al. 2021, eq. 5.9 and Thm 5 (rounding up dominates, down is dominated).
     """
     from tqdm import tqdm
     n, eps0, pr = check_params(n, eps0, pair)
@@ -242,7 +299,10 @@ def clone_pld_binned(n: int, eps0: float, h: float, pair: str = "fmt21", tau: fl
     s, a_lo, a_hi, (_, al, be, ga), dropped = _window(n, eps0, pr, tau)
     counts = a_hi - a_lo + 1
     if counts.sum() > max_atoms:
-        raise ValueError(f"n={n}, eps0={eps0:g} needs {int(counts.sum())} atoms, more than max_atoms={max_atoms}.")
+        raise ValueError(
+            f"n={n}, eps0={eps0:g} needs {int(counts.sum())} atoms, more than "
+            f"max_atoms={max_atoms}."
+        )
     with np.errstate(divide="ignore", invalid="ignore"):
         ends = np.concatenate([loss(s, a_lo, al, be, ga), loss(s, a_hi, al, be, ga)])
     ends = ends[np.isfinite(ends)]
@@ -250,7 +310,9 @@ def clone_pld_binned(n: int, eps0: float, h: float, pair: str = "fmt21", tau: fl
     size = (int(np.ceil(ends.max() / h)) + 2 - k0 + 1) if ends.size else 1
     up, down, inf = np.zeros(size), np.zeros(size), []
     cuts = np.searchsorted(np.cumsum(counts), np.arange(chunk, int(counts.sum()), chunk))
-    for rows in tqdm(np.split(np.arange(s.size), cuts), desc=f"clones n={n}", disable=None, leave=False):
+    for rows in tqdm(
+        np.split(np.arange(s.size), cuts), desc=f"clones n={n}", disable=None, leave=False
+    ):
         if rows.size == 0:
             continue
         c = counts[rows]
@@ -260,10 +322,15 @@ def clone_pld_binned(n: int, eps0: float, h: float, pair: str = "fmt21", tau: fl
         ok = (P > 0) & (Q > 0)
         inf.append(math.fsum(P[(P > 0) & (Q == 0)]))
         x = (np.log(P[ok]) - np.log(Q[ok])) / h
-        up += np.bincount(np.ceil(x + 1e-9).astype(np.int64) - k0, weights=P[ok], minlength=size)[:size]
-        down += np.bincount(np.floor(x - 1e-9).astype(np.int64) - k0, weights=P[ok], minlength=size)[:size]
+        up += np.bincount(np.ceil(x + 1e-9).astype(np.int64) - k0, weights=P[ok], minlength=size)[
+            :size
+        ]
+        down += np.bincount(
+            np.floor(x - 1e-9).astype(np.int64) - k0, weights=P[ok], minlength=size
+        )[:size]
     grid = (np.arange(size) + k0) * h
     inf_mass = math.fsum(inf)
-    upper = pld_from_losses(grid[up > 0], up[up > 0], min(1.0, inf_mass + dropped))
+    upper = pld_from_losses(grid[up > 0], up[up > 0], min(1.0, inf_mass))
+    upper = upper.with_mass_at_infinity(dropped)
     lower = pld_from_losses(grid[down > 0], down[down > 0], min(1.0, inf_mass))
     return upper, lower

@@ -1,8 +1,8 @@
-"""The subsampled shuffler (seed 001 Sec. 3.4; Girgis et al. 2021): each round, a uniformly
-random subset of m of the n users reports through an eps0-LDP randomiser and is shuffled.
+"""The subsampled shuffler (Koskela et al. 2022, Sec. 3.4; Girgis et al. 2021): each round, a
+uniformly random subset of m of the n users reports through an eps0-LDP randomiser and is shuffled.
 
-A dominating pair, derived here by extending the clones coupling (seed 001 uses Zhu et al.
-2021, Prop. 30 instead; its symbols were lost in extraction).  With gamma = m/n, if the
+A dominating pair, derived here by extending the clones coupling (Koskela et al. 2022 uses Zhu et
+al. 2021, Prop. 30 instead; its symbols were lost in extraction).  With gamma = m/n, if the
 differing user u is outside the subset (probability 1 - gamma), couple the subset with one
 where a random member v is swapped for u: the other m-1 members are then the same uniform
 (m-1)-subset in both cases, and only the "slot" of u / v differs.  Under the clone
@@ -16,7 +16,8 @@ and (p/2, p/2) plus "something else" with probability 1-p when v fills it.  So w
 L a law on outcomes flagged "slot was something else", the same under both (loss 0).  On
 the count space this is the fmt21 shape with weights al = b q + b' (1-q), be = b (1-q) + b' q,
 b = gamma + b', b' = (1-gamma) p / 2, so the binomial-tail machinery of
-:mod:`shuffle_lib.mechanisms.clones` applies unchanged (the loss is still increasing in a for fixed s).
+:mod:`shuffle_lib.mechanisms.clones` applies unchanged (the loss is still increasing in a for fixed
+s).
 """
 
 from __future__ import annotations
@@ -26,15 +27,26 @@ import math
 import numpy as np
 from scipy.stats import binom
 
+from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import tail_range
-from shuffle_lib.mechanisms.clones.pairs import Pair, EPS0_PARAM, N_PARAM, bracket_at, s_range, conditional_tails, clone_probability, loss
-from shuffle_lib.core import evaluate
+from shuffle_lib.core.pld import PLD, pld_from_losses
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, PairModel
-from shuffle_lib.core.pld import PLD, pld_from_losses
+from shuffle_lib.mechanisms.clones.pairs import (
+    EPS0_PARAM,
+    N_PARAM,
+    Pair,
+    bracket_at,
+    clone_probability,
+    conditional_tails,
+    loss,
+    s_range,
+)
 
-SUB = Pair("subsampled", True, "every eps0-LDP randomiser, fixed-size subset per round", "this module")
+SUB = Pair(
+    "subsampled", True, "every eps0-LDP randomiser, fixed-size subset per round", "this module"
+)
 
 
 def _check(n, m, eps0):
@@ -46,7 +58,8 @@ def _check(n, m, eps0):
 
 def _weights(n, m, eps0):
     """(al, be, mass of L): 1 - q as 1/(1 + e^eps0), 1 - gamma as (n - m)/n and 1 - p as
-    -expm1(-eps0), each without cancellation (1 - q lost a relative 2^-53 e^eps0, 1e-3 at eps0 = 30)."""
+    -expm1(-eps0), each without cancellation (1 - q lost a relative 2^-53 e^eps0, 1e-3 at eps0 =
+    30)."""
     gamma, p = m / n, clone_probability(eps0)
     q, nq = 1.0 / (1.0 + math.exp(-eps0)), 1.0 / (1.0 + math.exp(eps0))
     ng = (n - m) / n
@@ -64,9 +77,10 @@ def _prep(n, m, eps0, tau):
 
 
 def subsampled_delta(n: int, m: int, eps0: float, eps: float, tau: float = 1e-30) -> Bracket:
-    """Certified Bracket for the single-round delta(eps) of the subsampled shuffler (both directions).
+    """Certified Bracket for the single-round delta(eps) of the subsampled shuffler (both
+    directions).
 
-    Source: seed 001 Sec. 3.4 (subsampled rounds); this module's pair.
+    Source: Koskela et al. 2022, Sec. 3.4 (subsampled rounds); this module's pair.
     """
     n, m, eps0 = _check(n, m, eps0)
     eps = v.real("eps", eps, lo=0.0)
@@ -78,7 +92,7 @@ def subsampled_pld(n: int, m: int, eps0: float, tau: float = 1e-18) -> tuple[PLD
     the loss-0 atom of L, and the dropped mass (<= 2 tau + a tails) as one atom at eps0 (see
     clone_pld 'top').  Returns (PLD, info).
 
-    Source: seed 001 Sec. 3.4 (subsampled rounds); this module's pair.
+    Source: Koskela et al. 2022, Sec. 3.4 (subsampled rounds); this module's pair.
     """
     n, m, eps0 = _check(n, m, eps0)
     s, ps, al, be, ga, out = _prep(n, m, eps0, tau)
@@ -106,29 +120,44 @@ def subsampled_pld(n: int, m: int, eps0: float, tau: float = 1e-18) -> tuple[PLD
 
 def subsampled_epsilon(n: int, m: int, eps0: float, delta: ArrayLike, compositions: int = 1,
                        accuracy: float = 2e-3) -> list[Bracket]:
-    """Certified Brackets for eps(delta) of `compositions` rounds (seed 001 Cor. 3 with this pair).
+    """Certified Brackets for eps(delta) of `compositions` rounds (Koskela et al. 2022, Cor. 3 with
+    this pair).
 
-    Source: seed 001 Sec. 3.4 (subsampled rounds), Cor. 3; this module's pair.
+    Source: Koskela et al. 2022, Sec. 3.4 (subsampled rounds), Cor. 3; this module's pair.
     """
-    return evaluate.epsilon_brackets(subsampled_model(n, m, eps0), delta, compositions, accuracy=accuracy)
+    return evaluate.epsilon_brackets(
+        subsampled_model(n, m, eps0), delta, compositions, accuracy=accuracy
+    )
 
 
 def subsampled_model(n: int, m: int, eps0: float) -> PairModel:
     """The pair of :func:`subsampled_pld` (one PLD serves both directions).  Its top atom at eps0
-    holds the truncated mass, a tail cut that no lower end may count (issue 17; found by the deep
-    run: n = 10, subset = 9, eps0 = 8, delta = 1e-30 gave an eps lower end of 7.99375 where the exact
-    delta there is 0), so it is declared as ``tail_cut``."""
+    holds the truncated mass, a tail cut that no lower end may count (counted, n = 10, subset = 9,
+    eps0 = 8, delta = 1e-30 would give an eps lower end of 7.99375 where the exact delta is 0:
+    tests/test_adversarial_clones.py::
+    test_subsampled_truncated_top_atom_is_not_counted_in_the_eps_lower_end), so it is declared as
+    ``tail_cut``."""
     pl, info = subsampled_pld(n, m, eps0)
     return PairModel(pl, pl, tail_cut=info["dropped"], info={"atoms": info["atoms"]})
 
 
-register(Mechanism(
-    name="ldp-shuffle-subsampled",
-    summary="eps0-LDP shuffler on a random subset of --subset users per round (--n --eps0 --subset)",
-    source="seed 001 Sec. 3.4 (subsampled shuffler); the clones coupling extended to subsets, chapter 3",
-    params=(N_PARAM, EPS0_PARAM,
-            Param("subset", int, "users sampled per round, 1 <= subset <= n", lo=1, hi=10 ** 9)),
-    build=lambda n, eps0, subset: subsampled_model(n, v.integer("subset", subset, lo=1, hi=n), eps0),
-    calibration_range=lambda name, fixed: (fixed["subset"], 10 ** 9) if name == "n" else None,  # n >= subset
-    example={"n": 200, "eps0": 1.0, "subset": 50},
-))
+register(
+    Mechanism(
+        name="ldp-shuffle-subsampled",
+        summary="eps0-LDP shuffler on a random subset of --subset users per round (--n --eps0 "
+                "--subset)",
+        source="seed 001 Sec. 3.4 (subsampled shuffler); the clones coupling extended to subsets, "
+               "chapter 3",
+        params=(
+            N_PARAM,
+            EPS0_PARAM,
+            Param("subset", int, "users sampled per round, 1 <= subset <= n", lo=1, hi=10**9),
+        ),
+        build=lambda n, eps0, subset: subsampled_model(
+            n, v.integer("subset", subset, lo=1, hi=n), eps0
+        ),
+        # n >= subset
+        calibration_range=lambda name, fixed: (fixed["subset"], 10**9) if name == "n" else None,
+        example={"n": 200, "eps0": 1.0, "subset": 50},
+    )
+)

@@ -1,50 +1,74 @@
-"""Shuffled k-randomised response, strong and weak adversaries (seed 000 Sec. 4, seed 001 Sec. 4).
+"""Shuffled k-randomised response, strong and weak adversaries (Koskela et al. 2021, Sec. 4, Koskela
+et al. 2022, Sec. 4).
 
-* :mod:`.base` -- the exact PLDs (A_s: 000 Def. 7, Thm 8; A_w: 000 Def. 9, Thm 10, App. A);
+* :mod:`.base` -- the exact PLDs (A_s: Koskela et al. 2021, Def. 7, Thm 8; A_w: Koskela et al. 2021,
+  Def. 9, Thm 10, App. A);
 * :mod:`.large` -- certified coarse pairs beyond the exact PLDs' size limits;
-* ``shuffle_lib.mechanisms.krr.stream`` -- one round at any n: the exact delta(eps) streamed over slices, no PLD
-  (A_w beyond ~5e5 users: bracketed on blocks of b, delta_b being monotone in b);
-* :mod:`.checks` -- brute-force checks of the seed's lemmas (exact enumeration, small n).
+* ``shuffle_lib.mechanisms.krr.stream`` -- one round at any n: the exact delta(eps) streamed over
+  slices, no PLD (A_w beyond ~5e5 users: bracketed on blocks of b, delta_b being monotone in b);
+* :mod:`.checks` -- brute-force checks of the paper's lemmas (exact enumeration, small n).
 
 :func:`krr_route` is the one route from (adversary, n, gamma, k, compositions) to a certified
 model: for one round whose exact PLD would exceed ``STREAM_ABOVE`` atoms, the streamed method of
 ``shuffle_lib.mechanisms.krr.stream`` (a ``DirectModel``); otherwise the pair of
 :func:`krr_model`.  The declarations ``krr-strong`` and ``krr-weak``, :func:`delta_bracket` and
-:func:`epsilon_bracket` all go through it and :mod:`shuffle_lib.core.evaluate`.  Balle et al.'s closed-form bound lives in
-:mod:`shuffle_lib.bounds.closed_forms` (re-exported here, where seed 000 compares with it).
+:func:`epsilon_bracket` all go through it and :mod:`shuffle_lib.core.evaluate`.  Balle et al.'s
+closed-form bound lives in
+:mod:`shuffle_lib.bounds.closed_forms` (re-exported here, where Koskela et al. 2021 compares with
+it).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from shuffle_lib.bounds.closed_forms import (advanced_composition, balle_epsilon,  # noqa: F401  (seed 000 Fig. 1)
-                                             balle_epsilon_composed)
+from shuffle_lib.bounds.closed_forms import (  # noqa: F401  (Koskela et al. 2021, Fig. 1)
+    advanced_composition,
+    balle_epsilon,
+    balle_epsilon_composed,
+)
 from shuffle_lib.bounds.closed_forms import balle_krr_delta as balle_delta  # noqa: F401
 from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.binomial import binom_window
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
+from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, Model, PairModel
 from shuffle_lib.mechanisms.krr import large, stream
-from shuffle_lib.mechanisms.krr.base import (MAX_ATOMS, TAIL, Adversary, KrrPLD, adversary_pld,  # noqa: F401
-                                             check_params, eps0_from_gamma, gamma_from_eps0,
-                                             hockey_stick_pair, krr_pmfs, krr_probs, strong_pld, weak_loss,
-                                             weak_pld)
+from shuffle_lib.mechanisms.krr.base import (  # noqa: F401
+    MAX_ATOMS,
+    TAIL,
+    Adversary,
+    KrrPLD,
+    adversary_pld,
+    check_params,
+    eps0_from_gamma,
+    gamma_from_eps0,
+    hockey_stick_pair,
+    krr_pmfs,
+    krr_probs,
+    strong_pld,
+    weak_loss,
+    weak_pld,
+)
 
-MODEL_TAIL = 1e-60    # the brackets' tail cut: K * 1e-60 off the lower end stays invisible at delta ~ 1e-38
+# the brackets' tail cut: K * 1e-60 off the lower end stays invisible at delta ~ 1e-38
+MODEL_TAIL = 1e-60
 BIN_ABOVE = 10 ** 6   # PLDs with more atoms are rounded onto a grid before the FFT accountant
 BIN_STEP = 1e-6
 STREAM_ABOVE = 10 ** 6   # one round with an exact PLD larger than this is streamed (.stream)
 
 
-def krr_model(adversary: Adversary, n: int, gamma: float, k: int, tail: float = MODEL_TAIL) -> PairModel:
+def krr_model(
+    adversary: Adversary, n: int, gamma: float, k: int, tail: float = MODEL_TAIL
+) -> PairModel:
     """The certified pair of shuffled k-RR against ``adversary``.
 
-    The exact PLD (000 Thm 8 / Thm 11) with its binomial tails (<= ``tail``) cut to +inf; binned onto
-    a grid of step ``BIN_STEP`` above ``BIN_ABOVE`` atoms; beyond the exact PLDs' size limits the
-    certified block pairs of :mod:`.large`.  The PLD does not depend on x_1..x_{n-1}, so it dominates
-    every neighbouring pair and serves adaptive compositions; both directions have one PLD.
+    The exact PLD (Koskela et al. 2021, Thm 8 / Thm 11) with its binomial tails (<= ``tail``) cut to
+    +inf; binned onto a grid of step ``BIN_STEP`` above ``BIN_ABOVE`` atoms; beyond the exact PLDs'
+    size limits the certified block pairs of :mod:`.large`.  The PLD does not depend on
+    x_1..x_{n-1}, so it dominates every neighbouring pair and serves adaptive compositions; both
+    directions have one PLD.
     """
     if adversary not in ("strong", "weak"):
         raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")
@@ -65,9 +89,11 @@ def krr_model(adversary: Adversary, n: int, gamma: float, k: int, tail: float = 
 
 
 def exact_atoms(adversary: Adversary, n: int, gamma: float, k: int, tail: float = TAIL) -> int:
-    """The number of candidate atoms of the exact PLD (000 Def. 7 / Def. 9), from its windows only.
+    """The number of candidate atoms of the exact PLD (Koskela et al. 2021, Def. 7 / Def. 9), from
+    its windows only.
 
-    A_s: sum over the a-window of the c-window sizes; A_w: sum over the b-window of (u-window + 1)^2.
+    A_s: sum over the a-window of the c-window sizes; A_w: sum over the b-window of (u-window +
+    1)^2.
     """
     adversary = v.choice("adversary", adversary, ("strong", "weak"))
     n, gamma, k = check_params(n, gamma, k)
@@ -84,67 +110,95 @@ def exact_atoms(adversary: Adversary, n: int, gamma: float, k: int, tail: float 
 
 
 def krr_route(adversary: Adversary, n: int, gamma: float, k: int, compositions: int = 1) -> Model:
-    """The cheapest certified model for ``compositions`` rounds (seed 000 Thm 5 / Thm 6).
+    """The cheapest certified model for ``compositions`` rounds (Koskela et al. 2021, Thm 5 / Thm
+    6).
 
     One round whose exact PLD has more than ``STREAM_ABOVE`` candidate atoms: the streamed exact
     delta(eps) of ``shuffle_lib.mechanisms.krr.stream`` (``info["route"] = "streamed"``, any n up
-    to 1e9; A_w costs O(n) per eps).  Otherwise the pair of :func:`krr_model` (``"pld"``), which composes.
+    to 1e9; A_w costs O(n) per eps).  Otherwise the pair of :func:`krr_model` (``"pld"``), which
+    composes.
     """
     if adversary not in ("strong", "weak"):
         raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")
     n, gamma, k = check_params(n, gamma, k)
-    k_rounds = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    k_rounds = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     if k_rounds == 1 and exact_atoms(adversary, n, gamma, k) > STREAM_ABOVE:
-        return DirectModel(lambda eps: stream.delta_streamed(adversary, n, gamma, k, eps),
-                           lambda delta: stream.epsilon_streamed(adversary, n, gamma, k, delta),
-                           info={"n": n, "gamma": gamma, "k": k, "route": "streamed", "tail_cut": 0.0})
+        return DirectModel(
+            lambda eps: stream.delta_streamed(adversary, n, gamma, k, eps),
+            lambda delta: stream.epsilon_streamed(adversary, n, gamma, k, delta),
+            info={"n": n, "gamma": gamma, "k": k, "route": "streamed", "tail_cut": 0.0},
+        )
     model = krr_model(adversary, n, gamma, k)
-    return PairModel(model.pq, model.qp, model.pq_lower, model.qp_lower, model.tail_cut, model.max_loss,
-                     info=dict(model.info, route="pld"))
-
-
-def _rounds(compositions: int, kw: dict) -> int:
-    return kw.pop("n_c", compositions)     # n_c: the seed's name, kept for old callers
+    return PairModel(
+        model.pq,
+        model.qp,
+        model.pq_lower,
+        model.qp_lower,
+        model.tail_cut,
+        model.max_loss,
+        info=dict(model.info, route="pld"),
+    )
 
 
 def delta_bracket(adversary: Adversary, n: int, gamma: float, k: int, eps: ArrayLike,
                   compositions: int = 1, **kw) -> list[Bracket]:
-    """Certified brackets for the tight delta(eps) of ``compositions`` rounds (000 Thm 8/11, 001 Thm 2/5).
+    """Certified brackets for the tight delta(eps) of ``compositions`` rounds (Koskela et al. 2021,
+    Thm 8/11, Koskela et al. 2022, Thm 2/5).
 
     One per eps, through :func:`krr_route` and :func:`shuffle_lib.core.evaluate.delta_brackets`.
     Keywords (``accuracy``, ``rtol``, ...) go to :func:`shuffle_lib.core.fourier.delta_bracket`.
     """
-    k_rounds = _rounds(compositions, kw)
-    model = krr_route(adversary, n, gamma, k, k_rounds)
-    return evaluate.delta_brackets(model, np.atleast_1d(eps), k_rounds, **kw)
+    model = krr_route(adversary, n, gamma, k, compositions)
+    return evaluate.delta_brackets(model, np.atleast_1d(eps), compositions, **kw)
 
 
 def epsilon_bracket(adversary: Adversary, n: int, gamma: float, k: int, delta: ArrayLike,
                     compositions: int = 1, **kw) -> list[Bracket]:
-    """Certified brackets for the tight eps(delta) of ``compositions`` rounds (see :func:`delta_bracket`).
+    """Certified brackets for the tight eps(delta) of ``compositions`` rounds (see
+    :func:`delta_bracket`).
 
-    Source: seed 000 Thm 8/11, seed 001 Thm 2/5.
+    Source: Koskela et al. 2021, Thm 8/11, Koskela et al. 2022, Thm 2/5.
     """
-    k_rounds = _rounds(compositions, kw)
-    model = krr_route(adversary, n, gamma, k, k_rounds)
-    return evaluate.epsilon_brackets(model, np.atleast_1d(delta), k_rounds, **kw)
+    model = krr_route(adversary, n, gamma, k, compositions)
+    return evaluate.epsilon_brackets(model, np.atleast_1d(delta), compositions, **kw)
 
 
 def _declare(adversary: Adversary, source: str) -> Mechanism:
-    return register(Mechanism(
-        name=f"krr-{adversary}",
-        summary=f"shuffled k-RR, {adversary} adversary A_{adversary[0]} (--n --gamma --k)",
-        source=source,
-        params=(Param("n", int, "number of users, the differing one included (>= 2)", lo=2, hi=10 ** 9,
-                      more_private="up"),
-                Param("gamma", float, "probability of a uniform report, in (0, 1]", lo=0.0, hi=1.0, lo_open=True,
-                      more_private="up"),
-                Param("k", int, "domain size, >= 2", lo=2, hi=10 ** 6)),
-        build=lambda n, gamma, k, compositions=1: krr_route(adversary, n, gamma, k, compositions),
-        uses=("compositions",),
-        rdp=lambda params, orders: evaluate.rdp_brackets(krr_model(adversary, **params), orders),
-        example={"n": 200, "gamma": 0.5, "k": 4},
-    ))
+    return register(
+        Mechanism(
+            name=f"krr-{adversary}",
+            summary=f"shuffled k-RR, {adversary} adversary A_{adversary[0]} (--n --gamma --k)",
+            source=source,
+            params=(
+                Param(
+                    "n",
+                    int,
+                    "number of users, the differing one included (>= 2)",
+                    lo=2,
+                    hi=10**9,
+                    more_private="up",
+                ),
+                Param(
+                    "gamma",
+                    float,
+                    "probability of a uniform report, in (0, 1]",
+                    lo=0.0,
+                    hi=1.0,
+                    lo_open=True,
+                    more_private="up",
+                ),
+                Param("k", int, "domain size, >= 2", lo=2, hi=10**6),
+            ),
+            build=lambda n, gamma, k, compositions=1: krr_route(
+                adversary, n, gamma, k, compositions
+            ),
+            uses=("compositions",),
+            rdp=lambda params, orders: evaluate.rdp_brackets(
+                krr_model(adversary, **params), orders
+            ),
+            example={"n": 200, "gamma": 0.5, "k": 4},
+        )
+    )
 
 
 _declare("strong", "seed 000 Def. 7, Thm 8 (corrects eq. 4.1); seed 001 Thm 2")

@@ -1,19 +1,19 @@
 """Shuffled k-randomised response (k-RR): exact privacy loss distributions.
 
-The protocol of Balle et al. (2019) as analysed in seed 000 Sec. 4 (seed 001
+The protocol of Balle et al. (2019) as analysed in Koskela et al. 2021, Sec. 4 (Koskela et al. 2022
 Sec. 4): each of n parties reports its value x_i in [k] truthfully with
 probability 1 - gamma and a uniform value in [k] with probability gamma; a
 shuffler releases the multiset.  The neighbours differ in x_n = 1 vs x'_n = 2.
 
-* Strong adversary A_s (000 Def. 7): knows x_1..x_{n-1} and beta in {0,1}^n.
+* Strong adversary A_s (Koskela et al. 2021, Def. 7): knows x_1..x_{n-1} and beta in {0,1}^n.
   If beta_n = 1 (prob. gamma) both views have one law: loss 0.  Otherwise the
   view reduces to the counts (A + 1, C) under X and (A, C + 1) under X', with
   (A, C) the counts of values 1 and 2 among the randomisers of the first n-1
   parties, jointly Multinomial(n-1; gamma/k, gamma/k); the loss is
-  log((A + 1)/C), +inf when C = 0 (000 eq. 4.1 gives only the two marginals).
-* Weak adversary A_w (000 Def. 9, Thm 10, App. A): knows beta_1..beta_{n-1},
+  log((A + 1)/C), +inf when C = 0 (Koskela et al. 2021, eq. 4.1 gives only the two marginals).
+* Weak adversary A_w (Koskela et al. 2021, Def. 9, Thm 10, App. A): knows beta_1..beta_{n-1},
   b = sum beta.  Sufficient statistic (u, w, b) = counts of values 1, 2 left
-  after removing truthful answers; loss (000 App. A)
+  after removing truthful answers; loss (Koskela et al. 2021, App. A)
   log[((1-gamma) u + gamma (b+1)/k) / ((1-gamma) w + gamma (b+1)/k)].
 
 Both PLDs are symmetric (swapping the values 1 and 2 maps the P/Q loss to the
@@ -38,11 +38,12 @@ from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
+from shuffle_lib.core.constants import BINOMIAL_TAIL
 from shuffle_lib.core.pld import PLD, hockey_stick
 
 Adversary = Literal["strong", "weak"]
 
-TAIL = 1e-40          # default mass cut from the tails of each PLD
+TAIL = BINOMIAL_TAIL  # default mass cut from the tails of each PLD
 MAX_ATOMS = 10 ** 7   # refuse PLDs needing more atoms than this (memory)
 
 
@@ -59,7 +60,7 @@ class KrrPLD:
 def check_params(n: int, gamma: float, k: int) -> tuple[int, float, int]:
     """(n, gamma, k) validated: n in [2, 1e9], gamma in (0, 1], k in [2, 1e6].
 
-    Source: the ranges of seed 000 Sec. 4.
+    Source: the ranges of Koskela et al. 2021, Sec. 4.
     """
     n = v.integer("n", n, lo=2, hi=10 ** 9)
     gamma = v.real("gamma", gamma, 0.0, 1.0, lo_open=True)
@@ -68,7 +69,8 @@ def check_params(n: int, gamma: float, k: int) -> tuple[int, float, int]:
 
 
 def krr_probs(gamma: float, k: int) -> tuple[float, float]:
-    """(P[y = x], P[y = j]) for j != x: (1 - gamma + gamma/k, gamma/k) (000 Sec. 4)."""
+    """(P[y = x], P[y = j]) for j != x: (1 - gamma + gamma/k, gamma/k) (Koskela et al. 2021, Sec.
+    4)."""
     gamma = v.real("gamma", gamma, 0.0, 1.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
     return 1.0 - gamma + gamma / k, gamma / k
@@ -77,7 +79,7 @@ def krr_probs(gamma: float, k: int) -> tuple[float, float]:
 def krr_pmfs(gamma: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Output PMFs of the local randomiser on inputs 1 and 2 (the LDP pair).
 
-    Source: seed 000 Sec. 4 (the local randomiser of Balle et al. 2019).
+    Source: Koskela et al. 2021, Sec. 4 (the local randomiser of Balle et al. 2019).
     """
     p_true, p_other = krr_probs(gamma, k)
     p = np.full(k, p_other)
@@ -87,7 +89,8 @@ def krr_pmfs(gamma: float, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def eps0_from_gamma(gamma: float, k: int) -> float:
-    """LDP level of k-RR: eps0 = log(1 + k (1 - gamma)/gamma) (seed 002 parametrisation)."""
+    """LDP level of k-RR: eps0 = log(1 + k (1 - gamma)/gamma) (Biswas et al. 2023
+    parametrisation)."""
     gamma = v.real("gamma", gamma, 0.0, 1.0, lo_open=True)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
     return math.log1p(k * (1.0 - gamma) / gamma)
@@ -96,7 +99,7 @@ def eps0_from_gamma(gamma: float, k: int) -> float:
 def gamma_from_eps0(eps0: float, k: int) -> float:
     """Inverse: gamma = k / (e^eps0 + k - 1), so that P[y = x] = e^eps0/(e^eps0 + k - 1).
 
-    Source: seed 002 parametrisation, inverted.
+    Source: Biswas et al. 2023 parametrisation, inverted.
     """
     eps0 = v.real("eps0", eps0, 0.0, 700.0)
     k = v.integer("k", k, lo=2, hi=10 ** 6)
@@ -108,7 +111,9 @@ def _ragged(lo, hi):
     counts = np.maximum(hi - lo + 1, 0)
     total = int(counts.sum())
     if total > MAX_ATOMS:
-        raise ValueError(f"n is too large: the PLD needs {total:.3g} atoms, more than MAX_ATOMS={MAX_ATOMS:.3g}.")
+        raise ValueError(
+            f"n is too large: the PLD needs {total:.3g} atoms, more than MAX_ATOMS={MAX_ATOMS:.3g}."
+        )
     block = np.repeat(np.arange(lo.size), counts)
     start = np.cumsum(counts) - counts
     return block, np.arange(total) - start[block] + lo[block]
@@ -136,10 +141,10 @@ def _finish(losses, probs, inf_mass, cut):
     keep = probs > 0
     losses, probs = losses[keep], probs[keep]
     losses, probs = _merge(losses, probs)       # built by construction: no re-validation
-    lower = PLD(losses, probs, float(inf_mass))
+    lower = PLD.trusted(losses, probs, float(inf_mass))
     if cut == 0:
         return KrrPLD(lower, lower, 0.0, int(losses.size))
-    upper = PLD(lower.losses, lower.probs, lower.inf_mass + cut)   # cut mass sent to +inf
+    upper = lower.with_mass_at_infinity(cut)
     return KrrPLD(upper, lower, cut, int(losses.size))
 
 
@@ -147,14 +152,15 @@ def _finish(losses, probs, inf_mass, cut):
 def strong_pld(n: int, gamma: float, k: int, tail: float = TAIL) -> KrrPLD:
     """Exact PLD of the strong adversary A_s; see :func:`_strong_pld` (underflow-safe wrapper).
 
-    Source: seed 000 Def. 7, Thm 8 (corrects eq. 4.1).
+    Source: Koskela et al. 2021, Def. 7, Thm 8 (corrects eq. 4.1).
     """
     with np.errstate(under="ignore"):
         return _strong_pld(n, gamma, k, tail)
 
 
 def _strong_pld(n, gamma, k, tail):
-    """Exact PLD of the strong adversary A_s (000 Def. 7; corrects eq. 4.1 / Thm 8).
+    """Exact PLD of the strong adversary A_s (Koskela et al. 2021, Def. 7; corrects eq. 4.1 / Thm
+    8).
 
     Atoms: gamma at loss 0 (beta_n = 1); (1-gamma) P[A=a, C=c] at log((a+1)/c),
     (A, C) ~ Multinomial(n-1; gamma/k, gamma/k); +inf with mass
@@ -180,17 +186,40 @@ def _strong_pld(n, gamma, k, tail):
     return _finish(losses, probs, inf_mass, cut)
 
 
-def weak_loss(u: int | np.ndarray, w: int | np.ndarray, b: int | np.ndarray, gamma: float, k: int) -> np.ndarray:
-    """Loss of the A_w view (000 App. A): log[((1-g)u + g(b+1)/k) / ((1-g)w + g(b+1)/k)].
+def weak_loss(
+    u: int | np.ndarray, w: int | np.ndarray, b: int | np.ndarray, gamma: float, k: int
+) -> np.ndarray:
+    """Loss of the A_w view (Koskela et al. 2021, App. A): log[((1-g)u + g(b+1)/k) / ((1-g)w +
+    g(b+1)/k)].
 
-    Vectorised over the counts u, w, b (integers in [0, 1e9]), gamma (in (0, 1]) and k (in [2, 1e6])."""
+    Vectorised over the counts u, w, b (integers in [0, 1e9]), gamma (in (0, 1]) and k (in [2,
+    1e6])."""
     if np.any(v.array("gamma", gamma, lo=0.0, hi=1.0) == 0.0):
         raise ValueError(f"gamma must lie in (0, 1], got gamma={gamma!r:.80}.")
     v.integers("k", k, 2, 10 ** 6)
     u, w, b = (v.integers(name, x, 0, 10 ** 9) for name, x in (("u", u), ("w", w), ("b", b)))
     c = gamma * (np.asarray(b, dtype=float) + 1.0) / k
     u, w = np.asarray(u, dtype=float), np.asarray(w, dtype=float)
-    return np.log1p((1.0 - gamma) * (u - w) / ((1.0 - gamma) * w + c))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        out = np.log1p((1.0 - gamma) * (u - w) / ((1.0 - gamma) * w + c))
+    if np.all(np.isfinite(out)):
+        return out
+    return _weak_loss_logs(u, w, np.asarray(b, dtype=float), gamma, k)
+
+
+def _weak_loss_logs(u, w, b, gamma, k):
+    """:func:`weak_loss` as log(num) - log(den), where the ratio overflowed: at gamma below ~1e-308
+    the count term g(b+1)/k is subnormal (2.5e-321 at gamma = 1e-320, k = 4, only ~9 bits) and
+    1/den overflowed, so ``epsilon krr-weak --gamma 1e-320`` saw losses of +inf (an answer of inf
+    for a finite eps ~738).  A zero count's term is taken as log(gamma) + log((b+1)/k), exact to a
+    few ulp given the double gamma; a positive count's term is a normal double."""
+    lc = math.log(gamma) + np.log((b + 1.0) / k)
+
+    def log_term(x):
+        with np.errstate(divide="ignore"):
+            inner = (1.0 - gamma) * np.maximum(x, 1.0) + np.exp(np.minimum(lc, 0.0))
+            return np.where(x > 0, np.log(inner), lc)
+    return log_term(u) - log_term(w)
 
 
 def _weak_block(b, N, gamma, k, lo, hi):
@@ -220,14 +249,15 @@ def _weak_block(b, N, gamma, k, lo, hi):
 def weak_pld(n: int, gamma: float, k: int, tail: float = TAIL) -> KrrPLD:
     """Exact PLD of the weak adversary A_w; see :func:`_weak_pld` (underflow-safe wrapper).
 
-    Source: seed 000 Def. 9, Thm 10, App. A; seed 001 Thm 4.
+    Source: Koskela et al. 2021, Def. 9, Thm 10, App. A; Koskela et al. 2022, Thm 4.
     """
     with np.errstate(under="ignore"):
         return _weak_pld(n, gamma, k, tail)
 
 
 def _weak_pld(n, gamma, k, tail):
-    """Exact PLD of the weak adversary A_w (000 Def. 9, Thm 10, App. A; 001 Thm 4).
+    """Exact PLD of the weak adversary A_w (Koskela et al. 2021, Def. 9, Thm 10, App. A; Koskela et
+    al. 2022, Thm 4).
 
     The view (u, w, b): B ~ Bin(n-1, gamma); given B = b the randomisers' counts of
     values 1, 2 are Multinomial(b; 1/k, 1/k), plus the n-th report
@@ -258,14 +288,16 @@ def _weak_pld(n, gamma, k, tail):
             losses, probs, held = [merged[0]], [merged[1]], merged[0].size
     losses, probs = np.concatenate(losses), np.concatenate(probs)
     if losses.size > MAX_ATOMS:
-        raise ValueError(f"n={n} is too large: the weak PLD needs {losses.size:.3g} atoms (> {MAX_ATOMS:.3g}).")
+        raise ValueError(
+            f"n={n} is too large: the weak PLD needs {losses.size:.3g} atoms (> {MAX_ATOMS:.3g})."
+        )
     return _finish(losses, probs, 0.0, tail + pruned)
 
 
 def adversary_pld(adversary: Adversary, n: int, gamma: float, k: int, tail: float = TAIL) -> KrrPLD:
     """``strong_pld`` or ``weak_pld`` by name ('strong' / 'weak').
 
-    Source: seed 000 Def. 7 (strong) and Def. 9 (weak).
+    Source: Koskela et al. 2021, Def. 7 (strong) and Def. 9 (weak).
     """
     if adversary not in ("strong", "weak"):
         raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")
@@ -276,7 +308,7 @@ def adversary_pld(adversary: Adversary, n: int, gamma: float, k: int, tail: floa
 def hockey_stick_pair(pl: KrrPLD, eps: float) -> tuple[float, float]:
     """One round, exactly: (delta of ``pl.lower``, delta of ``pl.upper``) at eps (both directions).
 
-    Source: seed 000 Thm 5 (both directions share the PLD).
+    Source: Koskela et al. 2021, Thm 5 (both directions share the PLD).
     """
     v.instance("pl", pl, KrrPLD)
     return float(hockey_stick(pl.lower, eps)), float(hockey_stick(pl.upper, eps))

@@ -1,13 +1,14 @@
-"""Independent checks of :mod:`shuffle_lib.mechanisms.krr`: brute force, and the seed's loose readings.
+"""Independent checks of :mod:`shuffle_lib.mechanisms.krr`: brute force, and the paper's loose
+readings.
 
 * Brute force: enumerate every outcome of every local
   randomiser for tiny n and k (each party: truthful w.p. 1 - gamma, else one of
   k values w.p. gamma/k), form each adversary's view exactly (rational
   arithmetic) and take the tight delta of the two view distributions.  The views:
-  'strong' = (beta_1..beta_n, multiset) (000 Def. 7); 'weak' =
-  (beta_1..beta_{n-1}, multiset) (000 Def. 9); 'plain' = the multiset only, the
-  shuffle model with no side information (000 Sec. 4.1, "price of information").
-* Loose readings of the seed (000 eq. 4.1, Thm 8, Thm 10), evaluated exactly
+  'strong' = (beta_1..beta_n, multiset) (Koskela et al. 2021, Def. 7); 'weak' =
+  (beta_1..beta_{n-1}, multiset) (Koskela et al. 2021, Def. 9); 'plain' = the multiset only, the
+  shuffle model with no side information (Koskela et al. 2021, Sec. 4.1, "price of information").
+* Loose readings of the paper (Koskela et al. 2021, eq. 4.1, Thm 8, Thm 10), evaluated exactly
   for one round so that the chapter can show what separates each from the tight
   delta of :mod:`shuffle_lib.mechanisms.krr`.
 """
@@ -26,9 +27,9 @@ from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
-from shuffle_lib.mechanisms.krr import base as krr
 from shuffle_lib.core.pld import delta_exact, product_pmfs, tail_probability
 from shuffle_lib.core.types import ArrayLike
+from shuffle_lib.mechanisms.krr import base as krr
 
 VIEWS = ("strong", "weak", "plain")
 View = Literal["strong", "weak", "plain"]
@@ -57,7 +58,7 @@ def view_pmfs(n: int, gamma: float, k: int, view: View,
 
     ``others``: x_1..x_{n-1} (default all 0).  gamma is taken as an exact fraction.
 
-    Source: seed 000 Def. 7 (strong), Def. 9 (weak), Sec. 4.1 (plain).
+    Source: Koskela et al. 2021, Def. 7 (strong), Def. 9 (weak), Sec. 4.1 (plain).
     """
     n = v.integer("n", n, lo=2, hi=8)
     k = v.integer("k", k, lo=2, hi=5)
@@ -72,14 +73,24 @@ def view_pmfs(n: int, gamma: float, k: int, view: View,
     lp = _view_pmf(others + (0,), gamma, k, view)
     lq = _view_pmf(others + (1,), gamma, k, view)
     keys = sorted(set(lp) | set(lq))
-    return (np.array([float(lp.get(s, 0)) for s in keys]), np.array([float(lq.get(s, 0)) for s in keys]))
+    return (
+        np.array([float(lp.get(s, 0)) for s in keys]),
+        np.array([float(lq.get(s, 0)) for s in keys]),
+    )
 
 
-def brute_delta(n: int, gamma: float, k: int, view: View, eps: ArrayLike, others: Sequence[int] | None = None,
-                n_c: int = 1) -> np.ndarray:
+def brute_delta(
+    n: int,
+    gamma: float,
+    k: int,
+    view: View,
+    eps: ArrayLike,
+    others: Sequence[int] | None = None,
+    n_c: int = 1,
+) -> np.ndarray:
     """Tight delta(eps) (both directions) of n_c rounds of one view, by enumeration.
 
-    Source: seed 000 Thm 5 on the enumerated views.
+    Source: Koskela et al. 2021, Thm 5 on the enumerated views.
     """
     n_c = v.integer("n_c", n_c, lo=1, hi=64)
     p, q = view_pmfs(n, gamma, k, view, others)
@@ -91,7 +102,7 @@ def brute_delta(n: int, gamma: float, k: int, view: View, eps: ArrayLike, others
 def plain_worst_delta(n: int, gamma: float, k: int, eps: ArrayLike) -> np.ndarray:
     """Tight delta of the plain shuffle view, worst case over x_1..x_{n-1} (multisets suffice).
 
-    Source: seed 000 Sec. 4.1 (the plain shuffle view).
+    Source: Koskela et al. 2021, Sec. 4.1 (the plain shuffle view).
     """
     n = v.integer("n", n, lo=2, hi=8)          # the limits of view_pmfs, checked before enumerating
     k = v.integer("k", k, lo=2, hi=5)
@@ -102,21 +113,23 @@ def plain_worst_delta(n: int, gamma: float, k: int, eps: ArrayLike) -> np.ndarra
     return best
 
 
-# ---- loose readings of the seed, one round --------------------------------------------
+# ---- loose readings of the paper, one round --------------------------------------------
 
 
 def reading_independent_tail(n: int, gamma: float, k: int, eps: float) -> float:
-    """000 eq. 4.1 + Thm 8 read literally: P[log(N1/N2) >= eps], N1 = Bin(n-1, g/k) + 1 and
-    N2 = Bin(n-1, g/k) *independent*, no beta_n mixture (N2 = 0 counts as +inf)."""
+    """Koskela et al. 2021, eq. 4.1 + Thm 8 read literally: P[log(N1/N2) >= eps], N1 = Bin(n-1, g/k)
+    + 1 and N2 = Bin(n-1, g/k) *independent*, no beta_n mixture (N2 = 0 counts as +inf)."""
     n, gamma, k = krr.check_params(n, gamma, k)
     eps = v.real("eps", eps, 0.0, lo_open=True)
     a = np.arange(n)
-    cmax = np.floor((a + 1) * math.exp(-eps) * (1 + 1e-12))   # (a+1)/c >= e^eps  <=>  c <= (a+1)e^-eps
+    # (a+1)/c >= e^eps  <=>  c <= (a+1)e^-eps
+    cmax = np.floor((a + 1) * math.exp(-eps) * (1 + 1e-12))
     return float(np.sum(binom.pmf(a, n - 1, gamma / k) * binom.cdf(cmax, n - 1, gamma / k)))
 
 
 def reading_pmf_pair(n: int, gamma: float, k: int, eps: float) -> float:
-    """000 Sec. 4.1 read as the one-dimensional PMF pair P_s = Bin + 1, Q_s = Bin: tight delta."""
+    """Koskela et al. 2021, Sec. 4.1 read as the one-dimensional PMF pair P_s = Bin + 1, Q_s = Bin:
+    tight delta."""
     n, gamma, k = krr.check_params(n, gamma, k)
     eps = v.real("eps", eps, 0.0)
     pmf = binom.pmf(np.arange(n), n - 1, gamma / k)
@@ -125,9 +138,9 @@ def reading_pmf_pair(n: int, gamma: float, k: int, eps: float) -> float:
 
 
 def strong_readings(n: int, gamma: float, k: int, eps: float) -> dict[str, float]:
-    """One round, A_s: the seed's readings beside the exact value (dict of floats).
+    """One round, A_s: the paper's readings beside the exact value (dict of floats).
 
-    Source: seed 000 eq. 4.1, Thm 8, Def. 7.
+    Source: Koskela et al. 2021, eq. 4.1, Thm 8, Def. 7.
     """
     pl = krr.strong_pld(n, gamma, k)
     exact = float(krr.hockey_stick_pair(pl, eps)[0])
@@ -144,9 +157,9 @@ def strong_readings(n: int, gamma: float, k: int, eps: float) -> dict[str, float
 
 def reading_weak_independent_tail(n: int, gamma: float, k: int, eps: ArrayLike,
                                   tail: float = 1e-30) -> float | np.ndarray:
-    """000 Thm 10 read literally: N1|B = Bin(B,1/k) + Bern(1-g+g/k), N2|B = Bin(B,1/k) + Bern(g/k)
-    *independent* given B; P[log(((1-g)N1 + g(B+1)/k)/((1-g)N2 + g(B+1)/k)) >= eps] (vectorised
-    over eps; tails of mass <= tail ignored)."""
+    """Koskela et al. 2021, Thm 10 read literally: N1|B = Bin(B,1/k) + Bern(1-g+g/k), N2|B =
+    Bin(B,1/k) + Bern(g/k) *independent* given B; P[log(((1-g)N1 + g(B+1)/k)/((1-g)N2 + g(B+1)/k))
+    >= eps] (vectorised over eps; tails of mass <= tail ignored)."""
     n, gamma, k = krr.check_params(n, gamma, k)
     eps = v.reals("eps", eps, lo=0.0, lo_open=True)
     tail = v.real("tail", tail, 0.0, 1.0)
@@ -164,15 +177,19 @@ def reading_weak_independent_tail(n: int, gamma: float, k: int, eps: ArrayLike,
         order = np.argsort(z)
         csum = np.cumsum(w[order][::-1])[::-1]                        # P[Z >= z_(i)]
         idx = np.searchsorted(z[order], eps, side="left")
-        total += binom.pmf(b, n - 1, gamma) * np.where(idx < z.size, csum[np.minimum(idx, z.size - 1)], 0.0)
+        total += binom.pmf(b, n - 1, gamma) * np.where(
+            idx < z.size, csum[np.minimum(idx, z.size - 1)], 0.0
+        )
     return total if total.size > 1 else float(total[0])
 
 
-def weak_readings(n: int, gamma: float, k: int, eps: ArrayLike) -> dict[str, float] | dict[str, list[float]]:
-    """One round, A_w: the seed's reading beside the exact value (dict of floats, or of
+def weak_readings(
+    n: int, gamma: float, k: int, eps: ArrayLike
+) -> dict[str, float] | dict[str, list[float]]:
+    """One round, A_w: the paper's reading beside the exact value (dict of floats, or of
     lists when ``eps`` is a list).
 
-    Source: seed 000 Thm 10, Def. 9.
+    Source: Koskela et al. 2021, Thm 10, Def. 9.
     """
     pl = krr.weak_pld(n, gamma, k)
     e = v.reals("eps", eps, lo=0.0, lo_open=True)
@@ -185,12 +202,14 @@ def weak_readings(n: int, gamma: float, k: int, eps: ArrayLike) -> dict[str, flo
     return {key: val[0] for key, val in out.items()} if np.ndim(eps) == 0 else out
 
 
-# ---- the seed's Thm 8 form for compositions: tails of the summed loss -------------------
+# ---- the paper's Thm 8 form for compositions: tails of the summed loss -------------------
 
 
-def independent_losses(n: int, gamma: float, k: int, tail: float = 1e-30) -> tuple[np.ndarray, np.ndarray, float]:
+def independent_losses(
+    n: int, gamma: float, k: int, tail: float = 1e-30
+) -> tuple[np.ndarray, np.ndarray, float]:
     """Atoms of Z = log(N1/N2), N1 = Bin(n-1, g/k) + 1, N2 = Bin(n-1, g/k) independent
-    (000 eq. 4.1 / Thm 8 read literally): (losses, probs, mass at +inf)."""
+    (Koskela et al. 2021, eq. 4.1 / Thm 8 read literally): (losses, probs, mass at +inf)."""
     n, gamma, k = krr.check_params(n, gamma, k)
     tail = v.real("tail", tail, 0.0, 1.0)
     lo, hi = (int(x) for x in binom_window(n - 1, gamma / k, tail))
@@ -198,12 +217,22 @@ def independent_losses(n: int, gamma: float, k: int, tail: float = 1e-30) -> tup
     f = binom.pmf(x, n - 1, gamma / k)
     a, c = np.meshgrid(x, x[x > 0], indexing="ij")
     pa, pc = np.meshgrid(f, f[x > 0], indexing="ij")
-    return np.log1p((a + 1 - c) / c).ravel(), (pa * pc).ravel(), float(binom.pmf(0, n - 1, gamma / k))
+    return (
+        np.log1p((a + 1 - c) / c).ravel(),
+        (pa * pc).ravel(),
+        float(binom.pmf(0, n - 1, gamma / k)),
+    )
 
 
-def composed_tail(losses: Sequence[float] | np.ndarray, probs: Sequence[float] | np.ndarray, inf_mass: float, n_c: int,
-                  eps: ArrayLike, h: float = 1e-3) -> list[tuple[float, float]]:
-    """(lower, upper) for P[L_1 + ... + L_{n_c} >= eps], L_i iid (000 Thm 8 form).
+def composed_tail(
+    losses: Sequence[float] | np.ndarray,
+    probs: Sequence[float] | np.ndarray,
+    inf_mass: float,
+    n_c: int,
+    eps: ArrayLike,
+    h: float = 1e-3,
+) -> list[tuple[float, float]]:
+    """(lower, upper) for P[L_1 + ... + L_{n_c} >= eps], L_i iid (Koskela et al. 2021, Thm 8 form).
 
     Losses rounded down / up to multiples of h (the tail is monotone in each L_i), the
     n_c-fold convolution by FFT; accurate to ~1e-12 absolute (FFT round-off), which is
@@ -215,9 +244,13 @@ def composed_tail(losses: Sequence[float] | np.ndarray, probs: Sequence[float] |
     probs = v.array("probs", probs, ndim=1, lo=0.0, hi=1.0)
     inf_mass = v.real("inf_mass", inf_mass, 0.0, 1.0)
     if probs.shape != losses.shape:
-        raise ValueError(f"losses and probs must have the same length, got {losses.size} and {probs.size}.")
+        raise ValueError(
+            f"losses and probs must have the same length, got {losses.size} and {probs.size}."
+        )
     if math.fsum(probs) + inf_mass > 1.0 + 1e-9:
-        raise ValueError(f"probs and inf_mass must sum to at most 1, got {math.fsum(probs) + inf_mass!r}.")
+        raise ValueError(
+            f"probs and inf_mass must sum to at most 1, got {math.fsum(probs) + inf_mass!r}."
+        )
     h = v.real("h", h, 0.0, 1.0, lo_open=True)
     out = []
     for rounder in (np.floor, np.ceil):

@@ -1,9 +1,10 @@
-"""Certified coarse PLD pairs of shuffled k-RR for large n (companion of :mod:`shuffle_lib.mechanisms.krr`).
+"""Certified coarse PLD pairs of shuffled k-RR for large n (companion of
+:mod:`shuffle_lib.mechanisms.krr`).
 
 The exact PLDs of :mod:`shuffle_lib.mechanisms.krr` have O(n log) (A_s) and Theta(n^{3/2})
 (A_w) atoms.  Beyond their size limits the views are grouped into blocks along
 one count, whose probability is a binomial CDF difference, and the loss, monotone
-along that count (seed 000 eq. 4.1 and App. A), is bounded at the block ends;
+along that count (Koskela et al. 2021, eq. 4.1 and App. A), is bounded at the block ends;
 the bounds are rounded onto a grid, up for ``upper`` and down for ``lower``.  The
 deltas of the two PLDs bracket the tight delta (tests/test_krr.py checks this
 against the exact PLDs).  Used automatically by ``krr.delta_bracket`` /
@@ -19,21 +20,29 @@ import numpy as np
 from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
-from shuffle_lib.mechanisms.krr import base as _krr
 from shuffle_lib.core.binomial import binom_window
-from shuffle_lib.mechanisms.krr.base import KrrPLD, check_params, eps0_from_gamma, krr_probs, weak_loss
 from shuffle_lib.core.pld import PLD
+from shuffle_lib.mechanisms.krr import base as _krr
+from shuffle_lib.mechanisms.krr.base import (
+    KrrPLD,
+    check_params,
+    eps0_from_gamma,
+    krr_probs,
+    weak_loss,
+)
 
 
 @lru_cache(maxsize=4)
-def weak_pld_binned(n: int, gamma: float, k: int, blocks: int = 24, h: float = 1e-5, tail: float = 1e-20) -> KrrPLD:
+def weak_pld_binned(
+    n: int, gamma: float, k: int, blocks: int = 24, h: float = 1e-5, tail: float = 1e-20
+) -> KrrPLD:
     """Certified *coarse* A_w PLDs for large n, where the exact view space is too big.
 
     The views (u, w, b) are grouped by (m1, m2) and by blocks of b.  Unconditionally
     (M1, M2) ~ Multinomial(n-1; g/k, g/k) and B = M1 + M2 + R with
     R | m1, m2 ~ Bin(n-1-m1-m2, (g(k-2)/k)/(1-2g/k)), so P[m1, m2, B in block] is a
-    binomial CDF difference.  The loss is monotone in b (000 App. A), so its values at
-    the block ends bound it; ``upper`` takes the larger, rounded up to a multiple of h,
+    binomial CDF difference.  The loss is monotone in b (Koskela et al. 2021, App. A), so its values
+    at the block ends bound it; ``upper`` takes the larger, rounded up to a multiple of h,
     ``lower`` the smaller, rounded down.  Their deltas bracket the tight delta.
     """
     n, gamma, k = check_params(n, gamma, k)
@@ -71,7 +80,9 @@ def weak_pld_binned(n: int, gamma: float, k: int, blocks: int = 24, h: float = 1
             hi_l = np.minimum(np.maximum(l_s, l_e), e0)    # true losses lie in [-eps0, eps0]
             lo_l = np.maximum(np.minimum(l_s, l_e), -e0)
             mass = (pv * pb).ravel()
-            up += np.bincount((np.ceil(hi_l / h).astype(np.int64) + size).ravel(), weights=mass, minlength=up.size)
+            up += np.bincount(
+                (np.ceil(hi_l / h).astype(np.int64) + size).ravel(), weights=mass, minlength=up.size
+            )
             low += np.bincount((np.floor(lo_l / h).astype(np.int64) + size).ravel(), weights=mass,
                                minlength=low.size)
     grid = (np.arange(up.size) - size) * h
@@ -100,7 +111,7 @@ def strong_pld_binned(n: int, gamma: float, k: int, cells: int = 2 * 10 ** 6, h:
     the block ends bound it; ``upper`` rounds the larger up to a multiple of h,
     ``lower`` the smaller down.  Atom gamma at 0 and the +inf mass are exact.
 
-    Source: seed 000 Def. 7, eq. 4.1 (the loss monotone in c).
+    Source: Koskela et al. 2021, Def. 7, eq. 4.1 (the loss monotone in c).
     """
     n, gamma, k = check_params(n, gamma, k)
     cells = v.integer("cells", cells, lo=1, hi=10 ** 9)
@@ -117,14 +128,18 @@ def strong_pld_binned(n: int, gamma: float, k: int, cells: int = 2 * 10 ** 6, h:
     s, e = edges[None, :-1], edges[None, 1:] - 1
     aa = a[:, None]
     with np.errstate(under="ignore"):
-        mass = (1.0 - gamma) * binom.pmf(aa, N, p) * (binom.cdf(e, N - aa, q) - binom.cdf(s - 1, N - aa, q))
+        mass = (
+            (1.0 - gamma)
+            * binom.pmf(aa, N, p)
+            * (binom.cdf(e, N - aa, q) - binom.cdf(s - 1, N - aa, q))
+        )
     hi_l, lo_l = np.log((aa + 1) / s), np.log((aa + 1) / e)
     loss_up = np.append(np.broadcast_to(hi_l, mass.shape).ravel(), 0.0)
     loss_low = np.append(np.broadcast_to(lo_l, mass.shape).ravel(), 0.0)
     mass = np.append(np.clip(mass, 0.0, None).ravel(), gamma)
     inf_mass = (1.0 - gamma) * math.exp(N * math.log1p(-p))
     cut = (1.0 - gamma) * tail
-    return KrrPLD(_grid_pld(loss_up, mass, h, np.ceil, inf_mass + cut),
+    return KrrPLD(_grid_pld(loss_up, mass, h, np.ceil, inf_mass).with_mass_at_infinity(cut),
                   _grid_pld(loss_low, mass, h, np.floor, inf_mass), cut, int(mass.size))
 
 
@@ -132,9 +147,13 @@ def strong_pld_binned(n: int, gamma: float, k: int, cells: int = 2 * 10 ** 6, h:
 def bin_pair(pl: KrrPLD, h: float) -> KrrPLD:
     """Certified rounding of a PLD pair onto multiples of h: upper rounds up, lower down.
 
-    Source: seed 000 Thm 5 (rounding losses up dominates, down is dominated).
+    Source: Koskela et al. 2021, Thm 5 (rounding losses up dominates, down is dominated).
     """
     v.instance("pl", pl, KrrPLD)
     h = v.real("h", h, 0.0, 1.0, lo_open=True)
-    return KrrPLD(_grid_pld(pl.upper.losses, pl.upper.probs, h, np.ceil, pl.upper.inf_mass),
-                  _grid_pld(pl.lower.losses, pl.lower.probs, h, np.floor, pl.lower.inf_mass), pl.cut, pl.atoms)
+    return KrrPLD(
+        _grid_pld(pl.upper.losses, pl.upper.probs, h, np.ceil, pl.upper.inf_mass),
+        _grid_pld(pl.lower.losses, pl.lower.probs, h, np.floor, pl.lower.inf_mass),
+        pl.cut,
+        pl.atoms,
+    )

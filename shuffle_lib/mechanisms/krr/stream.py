@@ -1,15 +1,15 @@
 """One round of shuffled k-RR at any n: the exact delta(eps) streamed as a sum over slices.
 
 The exact PLDs of :mod:`.base` hold Theta(n^{3/2}) (A_w) or O(n) (A_s) atoms; one round needs
-only delta(eps) = sum over views [P(v) - e^eps Q(v)]_+ (seed 000 Thm 5), and along one count the
-likelihood ratio is monotone, so the positive part of each line of views is a prefix whose sums
-are binomial CDFs.  Nothing is binned and no PLD is built:
+only delta(eps) = sum over views [P(v) - e^eps Q(v)]_+ (Koskela et al. 2021, Thm 5), and along one
+count the likelihood ratio is monotone, so the positive part of each line of views is a prefix whose
+sums are binomial CDFs.  Nothing is binned and no PLD is built:
 
-* A_w (000 Def. 9, App. A): given B = b and u, the ratio ((1-g)u + c_b)/((1-g)w + c_b) falls in
-  w, so the views with P > e^eps Q are w <= W*(u, b); with (M1, M2) | b ~ Multinomial(b; 1/k, 1/k)
-  written Bin(m1; b, 1/k) Bin(m2; b - m1, 1/(k-1)), their P- and Q-masses are CDFs of M2.  Work
-  O(#b x #u) per eps (about 60 n at tail 1e-24), streamed in chunks of b.
-* A_s (000 Def. 7): given A = a, loss log((a+1)/c) falls in c, and
+* A_w (Koskela et al. 2021, Def. 9, App. A): given B = b and u, the ratio ((1-g)u + c_b)/((1-g)w +
+  c_b) falls in w, so the views with P > e^eps Q are w <= W*(u, b); with (M1, M2) | b ~
+  Multinomial(b; 1/k, 1/k) written Bin(m1; b, 1/k) Bin(m2; b - m1, 1/(k-1)), their P- and Q-masses
+  are CDFs of M2.  Work O(#b x #u) per eps (about 60 n at tail 1e-24), streamed in chunks of b.
+* A_s (Koskela et al. 2021, Def. 7): given A = a, loss log((a+1)/c) falls in c, and
   sum_{1 <= c <= c*} P[C = c](1 - e^eps c/(a+1)) = P[1 <= C <= c*] - e^eps/(a+1) E[C; C <= c*],
   with E[C; C <= c*] = M q P[Bin(M-1, q) <= c*-1]; work O(#a) per eps.
 
@@ -43,16 +43,19 @@ from shuffle_lib.core.binomial import binom_window
 from shuffle_lib.core.types import Bracket
 from shuffle_lib.mechanisms.krr.base import Adversary, check_params, eps0_from_gamma, krr_probs
 
-STREAM_TAIL = 1e-12   # P-mass left out by the windows (redone at 1e-6 delta where delta < 1e-8; eps: 1e-6 delta)
+# P-mass left out by the windows (redone at 1e-6 delta where delta < 1e-8; eps: 1e-6 delta)
+STREAM_TAIL = 1e-12
 ROUND = 1e-9          # relative floating-point margin on each end
 CHUNK = 1 << 20       # (b, u) cells per streamed chunk
 BLOCK_ABOVE = 3 * 10 ** 7   # A_w with more (b, u) cells than this is bracketed on blocks of b
 EPS_BLOCK_ABOVE = 10 ** 5   # the same for eps searches (their blocks stop once an end is decided)
-BLOCK_RTOL = 1e-3     # the blocked bracket's relative width on delta (delta queries; ~1e-9 streamed)
+# the blocked bracket's relative width on delta (delta queries; ~1e-9 streamed)
+BLOCK_RTOL = 1e-3
 
 
 def _windows(n, gamma, k, tail):
-    """b values and their u windows [lo, hi + 1]; P-mass outside <= tail (half on b, half on u | b)."""
+    """b values and their u windows [lo, hi + 1]; P-mass outside <= tail (half on b, half on u |
+    b)."""
     N = n - 1
     b_lo, b_hi = binom_window(N, gamma, tail / 2)
     bs = np.arange(b_lo, b_hi + 1)
@@ -66,7 +69,9 @@ def _chunks(bs, lo, hi):
     ends = np.cumsum(counts)
     start = 0
     while start < bs.size:
-        stop = max(int(np.searchsorted(ends, ends[start] - counts[start] + CHUNK, side="right")), start + 1)
+        stop = max(
+            int(np.searchsorted(ends, ends[start] - counts[start] + CHUNK, side="right")), start + 1
+        )
         c = counts[start:stop]
         blk = np.repeat(np.arange(start, stop), c)
         first = np.cumsum(c) - c
@@ -93,11 +98,14 @@ def _pmf(w, m, r):
     return binom.pmf(w, m, r)
 
 
-def weak_delta_lower(n: int, gamma: float, k: int, eps: np.ndarray, tail: float, stride: int = 1) -> np.ndarray:
+def weak_delta_lower(
+    n: int, gamma: float, k: int, eps: np.ndarray, tail: float, stride: int = 1
+) -> np.ndarray:
     """Sum of [P - e^eps Q]_+ over the A_w views whose (b, u) lie in the windows: the lower end.
 
     ``stride`` > 1 samples every stride-th b and u (weight stride^2): an uncertified estimate, used
-    only to locate eps(delta) before the certified passes.  Source: seed 000 Def. 9, App. A.
+    only to locate eps(delta) before the certified passes.  Source: Koskela et al. 2021, Def. 9,
+    App. A.
     """
     n, gamma, k = check_params(n, gamma, k)
     eps = v.reals("eps", eps, lo=0.0)
@@ -120,10 +128,11 @@ def weak_delta_lower(n: int, gamma: float, k: int, eps: np.ndarray, tail: float,
 
 
 def _weak_cells(b, u, gamma, k, ee):
-    """For each e^eps in ``ee``: the sum over w of [P_b(u, w) - e^eps Q_b(u, w)]_+ at each cell (b, u).
+    """For each e^eps in ``ee``: the sum over w of [P_b(u, w) - e^eps Q_b(u, w)]_+ at each cell (b,
+    u).
 
     Given M1 = u (or u - 1) the ratio falls in w, so the positive part is the prefix w <= W*: CDFs
-    of M2 | M1 ~ Bin(b - M1, 1/(k-1)).  Seed 000 Def. 9, App. A."""
+    of M2 | M1 ~ Bin(b - M1, 1/(k-1)).  Koskela et al. 2021, Def. 9, App. A."""
     p1, p2 = krr_probs(gamma, k)
     p3 = 1.0 - p1 - p2
     r = 1.0 / (k - 1)
@@ -143,7 +152,8 @@ def _weak_cells(b, u, gamma, k, ee):
 
 
 def _weak_rows(gamma, k, bs, lo, hi, ee):
-    """``rows[j, i]``: the sum of [P_b - e^eps_i Q_b]_+ over the u-window [lo_j, hi_j] of b = bs[j]."""
+    """``rows[j, i]``: the sum of [P_b - e^eps_i Q_b]_+ over the u-window [lo_j, hi_j] of b =
+    bs[j]."""
     rows = np.zeros((bs.size, ee.size))
     for blk, b, u in _chunks(bs, lo, hi):
         for i, cells in enumerate(_weak_cells(b, u, gamma, k, ee)):
@@ -151,8 +161,15 @@ def _weak_rows(gamma, k, bs, lo, hi, ee):
     return rows
 
 
-def weak_delta_blocked(n: int, gamma: float, k: int, eps: np.ndarray, tail: float,
-                       rtol: float = BLOCK_RTOL, target: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def weak_delta_blocked(
+    n: int,
+    gamma: float,
+    k: int,
+    eps: np.ndarray,
+    tail: float,
+    rtol: float = BLOCK_RTOL,
+    target: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Certified ends ``(lower, upper)`` of the one-round A_w delta(eps), from blocks of b.
 
     Given B = b the adversary's pair (P_b, Q_b) is the law of the counts (u, w) of reports 1 and 2
@@ -165,8 +182,8 @@ def weak_delta_blocked(n: int, gamma: float, k: int, eps: np.ndarray, tail: floa
     the tail), down to single b, where it is the streamed sum of :func:`weak_delta_lower`; with a
     ``target``, an eps is also done once its bracket lies on one side of it (what a search for
     eps(target) needs to know).  Work:
-    O(#u) per evaluated b instead of O(#b #u).  Seed 000 Def. 9, App. A; tests/test_krr.py checks
-    the monotonicity and the bracket against the exact PLD.
+    O(#u) per evaluated b instead of O(#b #u).  Koskela et al. 2021, Def. 9, App. A;
+    tests/test_krr.py checks the monotonicity and the bracket against the exact PLD.
     """
     n, gamma, k = check_params(n, gamma, k)
     eps = v.reals("eps", eps, lo=0.0)
@@ -198,7 +215,9 @@ def weak_delta_blocked(n: int, gamma: float, k: int, eps: np.ndarray, tail: floa
         if not wide.any():
             return low, np.minimum(up, 1.0)
         gap = (up_j - low_j)[:, wide].max(axis=1)
-        split = (ends > starts) & (gap >= np.quantile(gap[ends > starts], 0.5) if (ends > starts).any() else False)
+        split = (ends > starts) & (
+            gap >= np.quantile(gap[ends > starts], 0.5) if (ends > starts).any() else False
+        )
         if not split.any():
             return low, np.minimum(up, 1.0)
         mids = (starts[split] + ends[split] + 1) // 2
@@ -208,7 +227,7 @@ def weak_delta_blocked(n: int, gamma: float, k: int, eps: np.ndarray, tail: floa
 def strong_delta_lower(n: int, gamma: float, k: int, eps: np.ndarray, tail: float) -> np.ndarray:
     """+inf mass plus sum over the a-window of (1-g) P[A=a] sum_c [...]_+ (A_s): the lower end.
 
-    Source: seed 000 Def. 7 (loss log((a+1)/c), +inf at c = 0).
+    Source: Koskela et al. 2021, Def. 7 (loss log((a+1)/c), +inf at c = 0).
     """
     n, gamma, k = check_params(n, gamma, k)
     eps = v.reals("eps", eps, lo=0.0)
@@ -222,12 +241,17 @@ def strong_delta_lower(n: int, gamma: float, k: int, eps: np.ndarray, tail: floa
     inf_mass = (1.0 - gamma) * math.exp(N * math.log1p(-p))
     out = np.empty(eps.size)
     for i, e in enumerate(eps):
-        cs = np.ceil((a + 1.0) * math.exp(-e)).astype(np.int64) - 1     # largest c with (a+1)/c > e^eps
+        # largest c with (a+1)/c > e^eps
+        cs = np.ceil((a + 1.0) * math.exp(-e)).astype(np.int64) - 1
         cs = np.minimum(cs, M)
         with np.errstate(under="ignore"):
             mass = np.where(cs >= 1, special.bdtr(np.maximum(cs, 0), M, q) - (1.0 - q) ** M, 0.0)
-            mean = np.where(cs >= 1, M * q * special.bdtr(np.maximum(cs - 1, 0), np.maximum(M - 1, 0), q), 0.0)
-        out[i] = inf_mass + float(np.sum(wa * np.maximum(mass - math.exp(e) / (a + 1.0) * mean, 0.0)))
+            mean = np.where(
+                cs >= 1, M * q * special.bdtr(np.maximum(cs - 1, 0), np.maximum(M - 1, 0), q), 0.0
+            )
+        out[i] = inf_mass + float(
+            np.sum(wa * np.maximum(mass - math.exp(e) / (a + 1.0) * mean, 0.0))
+        )
     return out
 
 
@@ -243,11 +267,18 @@ def _cut(adversary, gamma, tail):
     return 0.0 if gamma == 1.0 else (tail if adversary == "weak" else (1.0 - gamma) * tail)
 
 
-def delta_streamed(adversary: Adversary, n: int, gamma: float, k: int, eps: np.ndarray | list[float],
-                   tail: float = STREAM_TAIL) -> list[Bracket]:
-    """Certified brackets for the tight one-round delta(eps) of shuffled k-RR, streamed (seed 000 Thm 5
-    on Def. 7 / Def. 9).  Where the cut ``tail`` exceeds 1e-4 of a lower end, those eps are redone
-    with the tail at 1e-6 of its lower end (1e-18 of the tail where that is 0), up to four times."""
+def delta_streamed(
+    adversary: Adversary,
+    n: int,
+    gamma: float,
+    k: int,
+    eps: np.ndarray | list[float],
+    tail: float = STREAM_TAIL,
+) -> list[Bracket]:
+    """Certified brackets for the tight one-round delta(eps) of shuffled k-RR, streamed (Koskela et
+    al. 2021 Thm 5 on Def. 7 / Def. 9).  Where the cut ``tail`` exceeds 1e-4 of a lower end, those
+    eps are redone with the tail at 1e-6 of its lower end (1e-18 of the tail where that is 0), up to
+    four times."""
     adversary = v.choice("adversary", adversary, ("strong", "weak"))
     n, gamma, k = check_params(n, gamma, k)
     eps = v.reals("eps", eps, lo=0.0)
@@ -305,7 +336,8 @@ def _delta_blocked(n, gamma, k, eps, tail):
 
 
 def _max_loss(adversary, n, gamma, k):
-    """No view has a finite loss above this: eps0 (A_w, 000 App. A), log n (A_s: (a+1)/c <= n)."""
+    """No view has a finite loss above this: eps0 (A_w, Koskela et al. 2021, App. A), log n (A_s:
+    (a+1)/c <= n)."""
     return eps0_from_gamma(gamma, k) if adversary == "weak" else math.log(n)
 
 
@@ -339,19 +371,23 @@ def _epsilon_one(adversary, n, gamma, k, delta, rtol):
 
     def ends(es):        # (certified lower ends, certified upper ends) of delta at es, one pass
         if blocked:      # refined until each end is on one side of delta (or 1e-6 wide)
-            return weak_delta_blocked(n, gamma, k, np.asarray(es, dtype=float), tail, rtol=1e-6, target=delta)
+            return weak_delta_blocked(
+                n, gamma, k, np.asarray(es, dtype=float), tail, rtol=1e-6, target=delta
+            )
         x = _lower(adversary, n, gamma, k, np.asarray(es, dtype=float), tail)
         return x * (1.0 - ROUND), x * (1.0 + ROUND) + cut
 
     guess = _guess(adversary, n, gamma, k, delta, tail, top)
     width = rtol / 2
-    while 0.0 < guess < top and width < 1.0:    # certify guess (1 -+ width); widen until both ends hold
+    # certify guess (1 -+ width); widen until both ends hold
+    while 0.0 < guess < top and width < 1.0:
         e_lo, e_hi = guess * (1.0 - width), min(top, guess * (1.0 + width))
         (d_lo, _), (_, d_hi) = ends([e_lo, e_hi])
         if d_lo >= delta and d_hi <= delta:
             return Bracket(e_lo, e_hi)
         width *= 4.0
-    (_, lo_top), (up0, up_top) = ends([0.0, top])   # the ends of the range: eps = 0, or no finite eps
+    # the ends of the range: eps = 0, or no finite eps
+    (_, lo_top), (up0, up_top) = ends([0.0, top])
     if up0 <= delta:
         return Bracket(0.0, 0.0)
     if up_top > delta:                   # the +inf mass (A_s) or the cut: no finite upper end
@@ -359,14 +395,21 @@ def _epsilon_one(adversary, n, gamma, k, delta, rtol):
     return Bracket(0.0, top)             # pragma: no cover  (not certified closer: never seen)
 
 
-def epsilon_streamed(adversary: Adversary, n: int, gamma: float, k: int, delta: np.ndarray | list[float],
-                     rtol: float = 2e-3) -> list[Bracket]:
+def epsilon_streamed(
+    adversary: Adversary,
+    n: int,
+    gamma: float,
+    k: int,
+    delta: np.ndarray | list[float],
+    rtol: float = 2e-3,
+) -> list[Bracket]:
     """Certified brackets for the tight one-round eps(delta), of relative width ``rtol`` (or wider
     when the first try does not certify).
 
     Located on an estimate of delta(eps) (A_w: the streamed sum sampled every few b and u), then
     certified by one streamed pass at both ends: delta's lower end >= delta at the bracket's lower
-    end, its upper end <= delta at the upper end (the windows' tail is 1e-6 delta).  Seed 000 Thm 5.
+    end, its upper end <= delta at the upper end (the windows' tail is 1e-6 delta).  Koskela et al.
+    2021, Thm 5.
     """
     adversary = v.choice("adversary", adversary, ("strong", "weak"))
     n, gamma, k = check_params(n, gamma, k)

@@ -1,4 +1,4 @@
-"""Mix-net reports (seed 004): bits flipped before shuffling, and clear fake records.
+"""Mix-net reports (Zhilyaev 2020): bits flipped before shuffling, and clear fake records.
 
 * :mod:`.bitflip` -- shuffled bit flipping (declares ``bitflip``);
 * :mod:`.fake_records` -- m uniform fake records on [d] (declares ``fake-records``);

@@ -1,15 +1,15 @@
-"""Shuffled bit flipping and clear fake records (seed 004, Secs. 3-5).
+"""Shuffled bit flipping and clear fake records (Zhilyaev 2020, Secs. 3-5).
 
 Bit flipping: each of n users holds a bit and flips it with probability q
 (p = 1 - q); a shuffler releases the bits, i.e. their sum.  With m ones among the
-n users the sum is A_n(m) ~ Bin(m, p) + Bin(n - m, q) (seed 004 Sec. 3), with
+n users the sum is A_n(m) ~ Bin(m, p) + Bin(n - m, q) (Zhilyaev 2020, Sec. 3), with
 PMF P_{n,m}(s).  Neighbours differ in one user's bit: with m ones among the
 other n - 1 users, P = law of A_n(m + 1) (the user holds 1), Q = law of A_n(m)
-(holds 0).  Seed 004 defines the privacy ratio pi_n(s; m) = P_{n,m}(s)/P_{n,m+1}(s),
+(holds 0).  Zhilyaev 2020 defines the privacy ratio pi_n(s; m) = P_{n,m}(s)/P_{n,m+1}(s),
 the probability ratio rho_n(s; m) = P_{n,m}(s)/P_{n,m}(s-1) and
 g(x) = (q + p x)/(p + q x), with pi_n = g o rho_{n-1} (Sec. 3.2).
 
-Clear fake records (seed 004 Sec. 5): n users report their value in [d] in
+Clear fake records (Zhilyaev 2020, Sec. 5): n users report their value in [d] in
 clear, m uniform fake records are added, a shuffler releases the histogram.
 The loss depends only on the fake counts (H, H') of the two affected values,
 (H, H') ~ Multinomial(m; 1/d, 1/d): L = log((H + 1)/H'), +inf if H' = 0.
@@ -22,19 +22,20 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from shuffle_lib.core import evaluate
+from shuffle_lib.core import evaluate, search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_logpmf, binom_window
-from shuffle_lib.core.pld import PLD, hockey_stick
+from shuffle_lib.core.constants import BINOMIAL_TAIL, MAX_COMPOSITIONS, MAX_SIZE
+from shuffle_lib.core.pld import PLD, delta_both
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, DirectModel, PairModel, WorstCase
 from shuffle_lib.mechanisms.mixnet.bitflip_worst import block_search, worst_brackets
 
-TAIL = 1e-40   # binomial mass cut from each tail (sent to +inf in certified uppers)
+TAIL = BINOMIAL_TAIL  # binomial mass cut from each tail (sent to +inf in certified uppers)
 
 
 def _check(n, m, q, n_lo=0):
-    n = v.integer("n", n, lo=n_lo, hi=10 ** 7)
+    n = v.integer("n", n, lo=n_lo, hi=MAX_SIZE)
     m = v.integer("m", m, lo=0)
     if m > n:
         raise ValueError(f"m must be an integer in [0, n] (n={n}), got m={m}.")
@@ -49,15 +50,16 @@ def _binom_piece(N, p, tail):
 
 
 def _flipped_piece(N, q, tail):
-    """(first index, PMF) of Bin(N, 1 - q) as Bin(N, q) reversed: 1.0 - q rounds (to 1.0 below
-    q = 2^-54), and the masses of order q^k it loses made ``epsilon bitflip --n 3 --q 1e-17 --m 1
-    --delta 0.1`` answer a lower end of 39.04 where delta(39.04) = 1e-18 (issue 17, group B)."""
+    """(first index, PMF) of Bin(N, 1 - q) as Bin(N, q) reversed, so that the masses of order q^k
+    survive: 1.0 - q rounds to 1.0 below q = 2^-54 (``epsilon bitflip --n 3 --q 1e-17 --m 1
+    --delta 0.1`` would answer a lower end of 39.04 where delta(39.04) = 1e-18;
+    tests/test_adversarial_clones.py::test_bitflip_tiny_q_keeps_the_masses_of_order_q)."""
     lo, a = _binom_piece(N, q, tail)
     return N - (lo + a.size - 1), a[::-1]
 
 
 def pmf_A(n: int, m: int, q: float, tail: float = 0.0) -> np.ndarray:
-    """P_{n,m}(s), s = 0..n: PMF of A_n(m) ~ Bin(m, 1-q) + Bin(n-m, q) (seed 004 Sec. 3).
+    """P_{n,m}(s), s = 0..n: PMF of A_n(m) ~ Bin(m, 1-q) + Bin(n-m, q) (Zhilyaev 2020, Sec. 3).
 
     Direct (positive-term) convolution of the two binomial PMFs, each accurate to
     ~1e-14 relative (``binom_logpmf``); with ``tail`` > 0 each binomial is first cut
@@ -75,12 +77,9 @@ def pmf_A(n: int, m: int, q: float, tail: float = 0.0) -> np.ndarray:
 
 
 def g(x: ArrayLike, q: float) -> float | np.ndarray:
-    """g(x) = (q + p x)/(p + q x), p = 1 - q (seed 004 Sec. 3.2); pi_n = g(rho_{n-1})."""
+    """g(x) = (q + p x)/(p + q x), p = 1 - q (Zhilyaev 2020, Sec. 3.2); pi_n = g(rho_{n-1})."""
     q = v.real("q", q, 0.0, 0.5, lo_open=True)
-    try:
-        x = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"x must be a ratio or array of ratios in [0, inf], got x={x!r:.80}.") from None
+    x = v.floats("x", x, "a ratio or array of ratios in [0, inf]")
     if np.any(np.isnan(x)) or np.any(x < 0):
         raise ValueError(f"x must hold ratios in [0, inf] (no NaN), got x={x!r:.80}.")
     return (q + (1.0 - q) * x) / ((1.0 - q) + q * x)
@@ -89,7 +88,7 @@ def g(x: ArrayLike, q: float) -> float | np.ndarray:
 def rho(n: int, m: int, q: float) -> np.ndarray:
     """rho_n(s; m) = P_{n,m}(s)/P_{n,m}(s-1) for s = 1..n (array of length n).
 
-    Source: seed 004 Sec. 3.2.
+    Source: Zhilyaev 2020, Sec. 3.2.
     """
     P = pmf_A(n, m, q)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -97,7 +96,7 @@ def rho(n: int, m: int, q: float) -> np.ndarray:
 
 
 def pi_ratio(n: int, m: int, q: float) -> np.ndarray:
-    """pi_n(s; m) = P_{n,m}(s)/P_{n,m+1}(s) for s = 0..n, 0 <= m <= n-1 (seed 004 Sec. 3)."""
+    """pi_n(s; m) = P_{n,m}(s)/P_{n,m+1}(s) for s = 0..n, 0 <= m <= n-1 (Zhilyaev 2020, Sec. 3)."""
     n, m, q = _check(n, m, q, n_lo=1)
     if m > n - 1:
         raise ValueError(f"m must be an integer in [0, {n - 1}], got m={m}.")
@@ -111,9 +110,9 @@ def pair_pmfs(n: int, m: int, q: float, tail: float = 0.0) -> tuple[np.ndarray, 
     Built from the other users' PMF b = P_{n-1,m} by (3.1)-(3.2):
     P(s) = p b(s-1) + q b(s), Q(s) = q b(s-1) + p b(s).
 
-    Source: seed 004 Sec. 3, eq. 3.1-3.2.
+    Source: Zhilyaev 2020, Sec. 3, eq. 3.1-3.2.
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     b = pmf_A(n - 1, m, q, tail)
     p = 1.0 - q
     P = np.append(q * b, 0.0) + np.append(0.0, p * b)
@@ -127,13 +126,13 @@ def _pld(P, Q, cut):
     losses = np.log(P[ok]) - np.log(Q[ok])
     order = np.argsort(losses, kind="stable")
     inf_mass = math.fsum(P[(P > 0) & (Q == 0)])
-    return PLD(losses[order], P[ok][order], min(1.0, inf_mass + cut))
+    return PLD(losses[order], P[ok][order], inf_mass).with_mass_at_infinity(cut)
 
 
 def pair_plds(n: int, m: int, q: float, tail: float = TAIL) -> tuple[PLD, PLD]:
     """(PLD of P/Q, PLD of Q/P) of :func:`pair_pmfs`; the cut mass (<= 2 tail) sits at +inf.
 
-    Source: seed 004 Sec. 3; seed 000 Def. 4.
+    Source: Zhilyaev 2020, Sec. 3; Koskela et al. 2021, Def. 4.
     """
     P, Q = pair_pmfs(n, m, q, tail)
     cut = 2.0 * tail            # each binomial cut loses <= tail of mass
@@ -148,13 +147,13 @@ def pair_plds_lower(n: int, m: int, q: float, tail: float = TAIL) -> tuple[PLD, 
     (cut of a) max c + (cut of c) max a <= 2 tail, so P(s) and Q(s) (mixtures p b(s-1) + q b(s),
     q b(s-1) + p b(s)) are each short by at most 2 tail.  A short Q can *raise* an outcome's
     P - e^eps Q (the cut PLDs of :func:`pair_plds` are an upper end only: n = 16, q = 1e-8, m = 7,
-    eps = 18.0152 had the lower end 2.33333310e-40 above the exact 2.33333309e-40, found by the
-    deep adversarial run).  Here each outcome pairs its cut mass (<= the exact) with the other
-    law's cut mass plus 2 tail (>= the exact), so (P' - e^eps Q'')+ <= (P - e^eps Q)+ outcome by
-    outcome, and for K rounds tuple by tuple (products of smaller and of larger factors): the
-    hockey stick of these PLDs, composed, is a lower end.  ``tail=0``: the exact PLDs.
+    eps = 18.0152 gives a lower end 2.33333310e-40 above the exact 2.33333309e-40).  Here each
+    outcome pairs its cut mass (<= the exact) with the other law's cut mass plus 2 tail (>= the
+    exact), so (P' - e^eps Q'')+ <= (P - e^eps Q)+ outcome by outcome, and for K rounds tuple by
+    tuple (products of smaller and of larger factors): the hockey stick of these PLDs, composed, is
+    a lower end.  ``tail=0``: the exact PLDs.
 
-    Source: seed 004 Sec. 3, eq. 3.1-3.2; seed 000 Thm 5.
+    Source: Zhilyaev 2020, Sec. 3, eq. 3.1-3.2; Koskela et al. 2021, Thm 5.
     """
     if v.real("tail", tail, 0.0, 1e-3) == 0.0:
         return pair_plds(n, m, q, 0.0)
@@ -170,22 +169,24 @@ def _dominated(P, Q, tail):
 def delta_pair(n: int, m: int, q: float, eps: ArrayLike, tail: float = TAIL) -> np.ndarray:
     """delta(eps) of the neighbours with m ones among the others, max of both directions.
 
-    Source: seed 004 Sec. 3; seed 000 Thm 5.
+    Source: Zhilyaev 2020, Sec. 3; Koskela et al. 2021, Thm 5.
     """
     eps = v.reals("eps", eps, lo=0.0)
     a, b = pair_plds(n, m, q, tail)
-    return np.maximum(hockey_stick(a, eps), hockey_stick(b, eps))
+    return delta_both(a, b, eps)
 
 
-def delta_worst(n: int, q: float, eps: ArrayLike, ms: Iterable[int] | None = None, tail: float = TAIL) -> np.ndarray:
+def delta_worst(
+    n: int, q: float, eps: ArrayLike, ms: Iterable[int] | None = None, tail: float = TAIL
+) -> np.ndarray:
     """max over m of :func:`delta_pair`: the tight delta of the bit-flip shuffler.
 
     ``ms=None`` scans every m in 0..(n-1)//2 (the rest follow by the symmetry
     bit <-> 1-bit, which swaps the two directions); O(n) PLDs, so keep n small.
 
-    Source: seed 004 Sec. 3-4.
+    Source: Zhilyaev 2020, Sec. 3-4.
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     ms = range((n - 1) // 2 + 1) if ms is None else ms
     return np.max([delta_pair(n, m, q, eps, tail) for m in ms], axis=0)
 
@@ -197,12 +198,13 @@ def q_needed(n: int, eps: float, delta: float, m: int = 0, tol: float = 1e-4) ->
     q + r - 2qr: post-processing), so bisection on log q is valid.  Returns the
     upper end of the final bracket (an adequate q); ``math.inf`` if even q=1/2 fails.
 
-    Source: seed 004 Sec. 4 (the q a target needs, here exactly).
+    Source: Zhilyaev 2020, Sec. 4 (the q a target needs, here exactly).
     """
     eps = v.real("eps", eps, 0.0)
     delta = v.probability("delta", delta)
-    tol = v.real("tol", tol, 1e-12, 1.0)     # relative: below ~1e-12 the bisection on log q cannot shrink
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    # relative: below ~1e-12 the bisection on log q cannot shrink
+    tol = v.real("tol", tol, 1e-12, 1.0)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     m = v.integer("m", m, lo=0, hi=n - 1)
     f = lambda q: float(delta_pair(n, m, q, eps)[0]) <= delta  # noqa: E731
     if f(0.5):
@@ -211,14 +213,12 @@ def q_needed(n: int, eps: float, delta: float, m: int = 0, tol: float = 1e-4) ->
         return math.inf
     if f(lo):
         return lo
-    while hi / lo > 1.0 + tol:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if f(mid) else (mid, hi)
+    hi, _ = search.narrow(f, hi, lo, lambda a, b: a / b <= 1.0 + tol, search.geometric)
     return hi
 
 
 def seed_q_lemma45(n: int, eps: float, delta: float) -> float:
-    """q demanded by seed 004 Lemma 4.5 / eq. (4.42): 3 ln(2/delta)/(n (1 - e^-eps)^2)."""
+    """q demanded by Zhilyaev 2020, Lemma 4.5 / eq. (4.42): 3 ln(2/delta)/(n (1 - e^-eps)^2)."""
     n = v.integer("n", n, lo=1)
     eps = v.real("eps", eps, 0.0, lo_open=True)
     delta = v.probability("delta", delta)
@@ -226,7 +226,7 @@ def seed_q_lemma45(n: int, eps: float, delta: float) -> float:
 
 
 def seed_q_prop41(n: int, eps: float, delta: float) -> float:
-    """Smallest q in (0, 1/2] satisfying seed 004 Prop. 4.1 / eq. (4.6), which has q on both
+    """Smallest q in (0, 1/2] satisfying Zhilyaev 2020, Prop. 4.1 / eq. (4.6), which has q on both
     sides: q >= 3 ln(2/delta)/(n [1 - e^-eps - 2(p-q)/(npq)]^2) with the bracket > 0.
     ``math.inf`` if no q in (0, 1/2] does (scanned on a fine log grid, then bisected)."""
     n = v.integer("n", n, lo=1)
@@ -254,29 +254,35 @@ def seed_q_prop41(n: int, eps: float, delta: float) -> float:
 def m_grid(n: int, size: int = 12) -> list[int]:
     """m = 0, 1, 2, 3 and a geometric grid up to (n-1)//2: the neighbours scanned for large n.
 
-    Source: seed 004 Sec. 3 (the neighbours, indexed by m).
+    Source: Zhilyaev 2020, Sec. 3 (the neighbours, indexed by m).
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     size = v.integer("size", size, lo=1, hi=10 ** 4)
     top = (n - 1) // 2
     ms = {0, 1, 2, 3, top} | {int(x) for x in np.geomspace(1, max(top, 1), size)}
     return sorted(x for x in ms if x <= top)
 
 
-def q_needed_worst(n: int, eps: float, delta: float, ms: Iterable[int] | None = None, tol: float = 1e-4) -> float:
+def q_needed_worst(
+    n: int, eps: float, delta: float, ms: Iterable[int] | None = None, tol: float = 1e-4
+) -> float:
     """max over m in ``ms`` of :func:`q_needed` (default: every m <= (n-1)/2, exact).
 
     With a subset of m (e.g. :func:`m_grid`) this is a LOWER bound on the q the
     mechanism needs.  Each further m costs one evaluation unless it needs more q.
 
-    Source: seed 004 Sec. 4 (the q a target needs, here exactly).
+    Source: Zhilyaev 2020, Sec. 4 (the q a target needs, here exactly).
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     eps = v.real("eps", eps, 0.0)
     delta = v.probability("delta", delta)
     tol = v.real("tol", tol, 1e-12, 1.0)
     try:
-        ms = list(range((n - 1) // 2 + 1)) if ms is None else [v.integer("ms", m, lo=0, hi=n - 1) for m in ms]
+        ms = (
+            list(range((n - 1) // 2 + 1))
+            if ms is None
+            else [v.integer("ms", m, lo=0, hi=n - 1) for m in ms]
+        )
     except TypeError:
         raise ValueError(f"ms must be a list of integers in [0, n - 1], got ms={ms!r}.") from None
     if not ms:
@@ -289,7 +295,8 @@ def q_needed_worst(n: int, eps: float, delta: float, ms: Iterable[int] | None = 
 
 
 WORST_M_MAX_N = 400      # the Renyi route of --m worst builds n/2 pairs: every m in 0..(n-1)/2
-COMPOSED_MAX_PAIRS = 40  # pairs composed at most by --m worst with compositions > 1 (then the blocks' bracket)
+# pairs composed at most by --m worst with compositions > 1 (then the blocks' bracket)
+COMPOSED_MAX_PAIRS = 40
 # the grid accuracy of each composed pair: 2e-3 costs 1.3 s against 10 s for the default 2e-4 at
 # n = 400, K = 100, and the blocks already stop at 2e-3 relative
 COMPOSED_ACCURACY = 2e-3
@@ -311,8 +318,10 @@ def _composed_worst(n: int, q: float, k: int, verb: str, targets: list[float]) -
 def _every_m(n: int, q: float, info: dict) -> WorstCase:
     """Every pair m in 0..(n-1)/2 (the rest by the symmetry bit <-> 1-bit): the Renyi route."""
     if n > WORST_M_MAX_N:
-        raise ValueError(f"n must be <= {WORST_M_MAX_N} for the Renyi divergence of --m worst (it builds one "
-                         f"pair per m, (n-1)//2 + 1 = {(n - 1) // 2 + 1} of them here), got n={n}.")
+        raise ValueError(
+            f"n must be <= {WORST_M_MAX_N} for the Renyi divergence of --m worst (it builds one "
+            f"pair per m, (n-1)//2 + 1 = {(n - 1) // 2 + 1} of them here), got n={n}."
+        )
     pairs = tuple(_pair_model(n, mm, q) for mm in range((n - 1) // 2 + 1))
     return WorstCase(pairs, info=dict(info, route="every m"))
 
@@ -326,33 +335,45 @@ def _m_arg(text):
         raise ValueError(f"m must be an integer or 'worst', got m={text!r}.") from None
 
 
-_m_arg.__name__ = "m (an integer or 'worst')"   # the name the command line shows in its error message
+# the name the command line shows in its error message
+_m_arg.__name__ = "m (an integer or 'worst')"
 
 
 def _pair_model(n: int, m: int, q: float, info: dict | None = None) -> PairModel:
     """The pair of n users with m ones among the others: the cut PLDs (upper end, the cut at +inf)
     and the dominated ones of :func:`pair_plds_lower` (lower end)."""
-    P, Q = pair_pmfs(n, m, q, TAIL)          # once, for both ends (as pair_plds and pair_plds_lower build them)
-    return PairModel(_pld(P, Q, 2.0 * TAIL), _pld(Q, P, 2.0 * TAIL), *_dominated(P, Q, TAIL), tail_cut=2 * TAIL,
-                     max_loss=_max_loss(q), info=info or {})
+    # once, for both ends (as pair_plds and pair_plds_lower build them)
+    P, Q = pair_pmfs(n, m, q, TAIL)
+    return PairModel(
+        _pld(P, Q, 2.0 * TAIL),
+        _pld(Q, P, 2.0 * TAIL),
+        *_dominated(P, Q, TAIL),
+        tail_cut=2 * TAIL,
+        max_loss=_max_loss(q),
+        info=info or {},
+    )
 
 
 def _max_loss(q):
-    """log(p/q): no pair of the bit-flip shuffler has a larger loss (P/Q is a mediant of p/q and q/p)."""
+    """log(p/q): no pair of the bit-flip shuffler has a larger loss (P/Q is a mediant of p/q and
+    q/p)."""
     return math.log1p(-q) - math.log(q)
 
 
-def bitflip_model(n: int, q: float, m: int | str = 0, compositions: int = 1) -> PairModel | WorstCase | DirectModel:
-    """The bit-flip shuffler's pair with m ones among the other n-1 users (seed 004 Sec. 3-4), or for
-    ``m="worst"`` the max over every m, the mechanism's guarantee: one round at any n by the blocks
-    of ``shuffle_lib.mechanisms.mixnet.bitflip_worst`` (a ``DirectModel``, route "blocks"); several
-    rounds by the same blocks on K composed pairs (route "blocks of composed pairs", at most
-    COMPOSED_MAX_PAIRS pairs, then the bracket is what the blocks give).  Tails cut to +inf (<= 2 TAIL per round)."""
+def bitflip_model(
+    n: int, q: float, m: int | str = 0, compositions: int = 1
+) -> PairModel | WorstCase | DirectModel:
+    """The bit-flip shuffler's pair with m ones among the other n-1 users (Zhilyaev 2020, Sec. 3-4),
+    or for ``m="worst"`` the max over every m, the mechanism's guarantee: one round at any n by the
+    blocks of ``shuffle_lib.mechanisms.mixnet.bitflip_worst`` (a ``DirectModel``, route "blocks");
+    several rounds by the same blocks on K composed pairs (route "blocks of composed pairs", at most
+    COMPOSED_MAX_PAIRS pairs, then the bracket is what the blocks give).  Tails cut to +inf (<= 2
+    TAIL per round)."""
     q = v.real("q", q, 0.0, 0.5, lo_open=True)
     info = {"tail_cut": 2 * TAIL, "max_loss": _max_loss(q)}
-    k_rounds = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    k_rounds = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     if m == "worst":
-        n = v.integer("n", n, lo=1, hi=10 ** 7)
+        n = v.integer("n", n, lo=1, hi=MAX_SIZE)
         q = v.real("q", q, 0.0, 0.5, lo_open=True)
         if k_rounds == 1:
             return DirectModel(lambda eps: worst_brackets(n, q, "delta", eps)[0],
@@ -367,18 +388,42 @@ def bitflip_model(n: int, q: float, m: int | str = 0, compositions: int = 1) -> 
     return _pair_model(n, m, q, info)
 
 
-register(Mechanism(
-    name="bitflip",
-    summary="shuffled bit flipping, one neighbouring pair (--n --q [--m])",
-    source="seed 004 Sec. 3 (A_n(m), eq. 3.1), Lemma 4.5, Prop. 4.1",
-    params=(Param("n", int, "number of users, the differing one included (>= 1)", lo=1, hi=10 ** 7),
-            Param("q", float, "flip probability, in (0, 1/2]", lo=0.0, hi=0.5, lo_open=True, more_private="up"),
-            Param("m", object, "ones among the other n-1 users (default 0), or 'worst': the max over every m "
-                  f"in 0..n-1, the mechanism's guarantee (any n; the Renyi verb: n <= {WORST_M_MAX_N})",
-                  default=0, parse=_m_arg)),
-    build=bitflip_model,
-    rdp=lambda params, orders: evaluate.rdp_brackets(      # the every-m pairs (the builds are DirectModels)
-        _every_m(params["n"], params["q"], {}) if params["m"] == "worst" else bitflip_model(**params), orders),
-    uses=("compositions",),
-    example={"n": 12, "q": 0.1, "m": 3},
-))
+register(
+    Mechanism(
+        name="bitflip",
+        summary="shuffled bit flipping, one neighbouring pair (--n --q [--m])",
+        source="seed 004 Sec. 3 (A_n(m), eq. 3.1), Lemma 4.5, Prop. 4.1",
+        params=(
+            Param("n", int, "number of users, the differing one included (>= 1)", lo=1,
+                  hi=MAX_SIZE),
+            Param(
+                "q",
+                float,
+                "flip probability, in (0, 1/2]",
+                lo=0.0,
+                hi=0.5,
+                lo_open=True,
+                more_private="up",
+            ),
+            Param(
+                "m",
+                object,
+                "ones among the other n-1 users (default 0), or 'worst': the max over every m "
+                "in 0..n-1, the mechanism's guarantee (any n; the Renyi verb: n <= "
+                f"{WORST_M_MAX_N})",
+                default=0,
+                parse=_m_arg,
+            ),
+        ),
+        build=bitflip_model,
+        # the every-m pairs (the builds are DirectModels)
+        rdp=lambda params, orders: evaluate.rdp_brackets(
+            _every_m(params["n"], params["q"], {})
+            if params["m"] == "worst"
+            else bitflip_model(**params),
+            orders,
+        ),
+        uses=("compositions",),
+        example={"n": 12, "q": 0.1, "m": 3},
+    )
+)

@@ -1,7 +1,7 @@
 """The bit-flip shuffler's guarantee, one round, at any n: the max over m without n PLDs.
 
 The guarantee is max over m (ones among the other n-1 users) of delta_n(m), the tight delta of
-the pair P = A_n(m + 1), Q = A_n(m) of ``bitflip.pair_pmfs`` (seed 004 Sec. 3-4); by the
+the pair P = A_n(m + 1), Q = A_n(m) of ``bitflip.pair_pmfs`` (Zhilyaev 2020, Sec. 3-4); by the
 symmetry bit <-> 1-bit, m <= (n-1)/2 suffices (both directions).  Two facts give a certified
 bracket with O(n / w) pairs instead of n/2:
 
@@ -26,11 +26,12 @@ from scipy.optimize import brentq
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_logpmf, binom_window
+from shuffle_lib.core.constants import BINOMIAL_TAIL, MAX_SIZE
 from shuffle_lib.core.types import Bracket
 
 ROUND = 1e-9        # relative floating-point margin on each end
 MAX_PAIRS = 20_000  # pairs evaluated at most per call (then the bracket is what the blocks give)
-TAIL = 1e-40        # binomial mass cut from each of the two binomials (as bitflip.TAIL)
+TAIL = BINOMIAL_TAIL  # binomial mass cut from each of the two binomials (as bitflip.TAIL)
 
 
 def _piece(N, p, tail):
@@ -40,26 +41,32 @@ def _piece(N, p, tail):
 
 
 def _pair(n, m, q, tail):
-    """(P, Q) on the window of the sum, P = A_n(m + 1), Q = A_n(m) (seed 004 eq. 3.1-3.2); each of
-    the two binomials of the other users cut to mass <= tail (P-mass lost <= 2 tail)."""
+    """(P, Q) on the window of the sum, P = A_n(m + 1), Q = A_n(m) (Zhilyaev 2020, eq. 3.1-3.2);
+    each of the two binomials of the other users cut to mass <= tail (P-mass lost <= 2 tail)."""
     a = _piece(m, q, tail)[1][::-1]          # Bin(m, 1-q) as Bin(m, q) reversed: 1.0 - q rounds
     b = _piece(n - 1 - m, q, tail)[1]
     s = np.convolve(a, b)
     p = 1.0 - q
-    return np.append(q * s, 0.0) + np.append(0.0, p * s), np.append(p * s, 0.0) + np.append(0.0, q * s)
+    return np.append(q * s, 0.0) + np.append(0.0, p * s), np.append(p * s, 0.0) + np.append(
+        0.0, q * s
+    )
 
 
 def _delta(P, Q, eps):
     """max of both directions of sum [P - e^eps Q]_+ on the window, for each eps."""
     ee = np.exp(np.asarray(eps, dtype=float))[:, None]
-    return np.maximum(np.sum(np.maximum(P - ee * Q, 0.0), axis=1), np.sum(np.maximum(Q - ee * P, 0.0), axis=1))
+    return np.maximum(
+        np.sum(np.maximum(P - ee * Q, 0.0), axis=1), np.sum(np.maximum(Q - ee * P, 0.0), axis=1)
+    )
 
 
 def _delta_ends(P, Q, eps, cut):
     """Certified (lower, upper) of the pair's delta at each eps: the window's cut mass 2 tail moves
     delta by at most cut (P side) and e^eps cut (Q side)."""
     d = _delta(P, Q, eps)
-    return np.maximum(d * (1.0 - ROUND) - np.exp(eps) * cut, 0.0), np.minimum(d * (1.0 + ROUND) + cut, 1.0)
+    return np.maximum(d * (1.0 - ROUND) - np.exp(eps) * cut, 0.0), np.minimum(
+        d * (1.0 + ROUND) + cut, 1.0
+    )
 
 
 def _eps_ends(P, Q, delta, cut, top):
@@ -67,8 +74,9 @@ def _eps_ends(P, Q, delta, cut, top):
     delta ends, stepped outward until the ends verify."""
     lo, up = np.zeros(delta.size), np.zeros(delta.size)
     for i, d in enumerate(delta):
-        for j, f in ((0, lambda e: _delta_ends(P, Q, np.array([e]), cut)[0][0] - d),
-                     (1, lambda e: _delta_ends(P, Q, np.array([e]), cut)[1][0] - d)):
+        # the lambdas below are called within this iteration only
+        for j, f in ((0, lambda e: _delta_ends(P, Q, np.array([e]), cut)[0][0] - d),  # noqa: B023
+                     (1, lambda e: _delta_ends(P, Q, np.array([e]), cut)[1][0] - d)):  # noqa: B023
             if f(0.0) <= 0:
                 r = 0.0
             elif f(top) > 0:
@@ -90,9 +98,9 @@ def worst_brackets(n: int, q: float, verb: str, targets: list[float], rtol: floa
 
     Blocks [s, s+w] of m are bounded by delta_{n-w}(s) (module docstring) and halved while their
     upper end exceeds (1 + rtol) x the best lower end (or 4 tail above it: delta = 0 there);
-    exact pairs at the block starts give the lower end.  Source: seed 004 Sec. 3-4, Lemma 4.4.
+    exact pairs at the block starts give the lower end.  Source: Zhilyaev 2020, Sec. 3-4, Lemma 4.4.
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     q = v.real("q", q, 0.0, 0.5, lo_open=True)
     verb = v.choice("verb", verb, ("delta", "epsilon"))
     rtol = v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
@@ -102,13 +110,21 @@ def worst_brackets(n: int, q: float, verb: str, targets: list[float], rtol: floa
 
     def ends(nn, m):
         P, Q = _pair(nn, m, q, tail)
-        return _delta_ends(P, Q, t, 2 * tail) if verb == "delta" else _eps_ends(P, Q, t, 2 * tail, top)
+        return (
+            _delta_ends(P, Q, t, 2 * tail) if verb == "delta" else _eps_ends(P, Q, t, 2 * tail, top)
+        )
 
     return block_search(n, ends, t.size, rtol, 4 * tail, MAX_PAIRS)
 
 
-def block_search(n: int, ends: Callable[[int, int], tuple[np.ndarray, np.ndarray]], size: int, rtol: float,
-                 floor: float, max_pairs: int) -> tuple[list[Bracket], dict]:
+def block_search(
+    n: int,
+    ends: Callable[[int, int], tuple[np.ndarray, np.ndarray]],
+    size: int,
+    rtol: float,
+    floor: float,
+    max_pairs: int,
+) -> tuple[list[Bracket], dict]:
     """The max over m in 0..(n-1)/2 of a quantity that ``ends(nn, m)`` brackets (arrays of ``size``
     lower and upper ends) for the pair of ``nn`` users with ``m`` ones among the others, certified
     by the blocks of the module docstring: block [s, s+w] is bounded above by ``ends(n - w, s)``.
@@ -117,15 +133,17 @@ def block_search(n: int, ends: Callable[[int, int], tuple[np.ndarray, np.ndarray
     at most ``max_pairs`` evaluations; then the bracket is what the blocks give (the info says how
     wide the widest block stayed).  The post-processing argument holds round by round, so ``ends``
     may bracket K composed rounds (``bitflip.bitflip_model`` with m = "worst", compositions > 1).
-    Source: seed 004 Sec. 3-4, Lemma 4.4 (chapter 5's generalisation).
+    Source: Zhilyaev 2020, Sec. 3-4, Lemma 4.4 (chapter 5's generalisation).
     """
-    n = v.integer("n", n, lo=1, hi=10 ** 7)
+    n = v.integer("n", n, lo=1, hi=MAX_SIZE)
     size = v.integer("size", size, lo=1, hi=10 ** 6)
     rtol = v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
     floor = v.real("floor", floor, 0.0, 1.0)
-    max_pairs = v.integer("max_pairs", max_pairs, lo=1, hi=10 ** 7)
+    max_pairs = v.integer("max_pairs", max_pairs, lo=1, hi=MAX_SIZE)
     if not callable(ends):
-        raise TypeError(f"ends must be a function (nn, m) -> (lower ends, upper ends), got ends={ends!r}.")
+        raise TypeError(
+            f"ends must be a function (nn, m) -> (lower ends, upper ends), got ends={ends!r}."
+        )
     memo: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
     raw = ends
 
@@ -157,5 +175,10 @@ def block_search(n: int, ends: Callable[[int, int], tuple[np.ndarray, np.ndarray
                 blocks.append((s2, w2, ends(n - w2, s2)[1]))
         pairs = len(memo)
     upper = np.max([b[2] for b in blocks], axis=0)
-    info = {"route": "blocks", "pairs": pairs, "blocks": len(blocks), "widest_block": max(b[1] for b in blocks) + 1}
+    info = {
+        "route": "blocks",
+        "pairs": pairs,
+        "blocks": len(blocks),
+        "widest_block": max(b[1] for b in blocks) + 1,
+    }
     return [Bracket(a, b) for a, b in zip(best, upper)], info

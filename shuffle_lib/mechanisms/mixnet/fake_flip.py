@@ -1,4 +1,4 @@
-"""Fake-and-flip protocol (seed 004 Sec. 6): certified delta brackets for the column sums.
+"""Fake-and-flip protocol (Zhilyaev 2020, Sec. 6): certified delta brackets for the column sums.
 
 n users send one-hot vectors of their values in [d], m uniform fake one-hot vectors
 are added, every bit of every vector is flipped with probability q, and the
@@ -29,7 +29,8 @@ from shuffle_lib.core import validate as v
 from shuffle_lib.core.types import ArrayLike
 from shuffle_lib.mechanisms.mixnet.bitflip import pmf_A
 
-MIN_WEIGHT = 1e-30   # t with smaller Bin(m, 2/d) weight are skipped; their mass goes to the upper end
+# t with smaller Bin(m, 2/d) weight are skipped; their mass goes to the upper end
+MIN_WEIGHT = 1e-30
 
 
 def _joint(A, t, r1, r2):
@@ -43,7 +44,8 @@ def _joint(A, t, r1, r2):
 
 
 def _both(P, Q, eps):
-    """Hockey-stick divergences sum (P - e^eps Q)_+ in both directions (seed 000, Def. 1)."""
+    """Hockey-stick divergences sum (P - e^eps Q)_+ in both directions (Koskela et al. 2021, Def.
+    1)."""
     P, Q = P.ravel() / P.sum(), Q.ravel() / Q.sum()
     a = np.array([np.maximum(P - math.exp(e) * Q, 0.0).sum() for e in eps])
     b = np.array([np.maximum(Q - math.exp(e) * P, 0.0).sum() for e in eps])
@@ -57,7 +59,7 @@ def fake_flip_bracket(n: int, m: int, d: int, q: float, eps: ArrayLike,
     Valid for n >= 1, m >= 0, d >= 2, 0 < q <= 1/2, r = (r_l, r_l') with
     r_l + r_l' <= n - 1 (r_l + r_l' = n - 1 when d = 2).
 
-    Source: seed 004 Sec. 6 (module docstring); seed 000 Thm 5.
+    Source: Zhilyaev 2020, Sec. 6 (module docstring); Koskela et al. 2021, Thm 5.
     """
     n = v.integer("n", n, lo=1, hi=10 ** 4)
     m = v.integer("m", m, lo=0, hi=10 ** 4)
@@ -66,7 +68,9 @@ def fake_flip_bracket(n: int, m: int, d: int, q: float, eps: ArrayLike,
     eps = v.reals("eps", eps, lo=0.0)
     r1, r2 = (v.integer("r", x, lo=0, hi=n - 1) for x in r)
     if r1 + r2 > n - 1 or (d == 2 and r1 + r2 != n - 1):
-        raise ValueError(f"r must satisfy r_l + r_l' <= n - 1 (= n - 1 when d = 2), got r={r}, n={n}.")
+        raise ValueError(
+            f"r must satisfy r_l + r_l' <= n - 1 (= n - 1 when d = 2), got r={r}, n={n}."
+        )
     N = n + m
     if N > 600:
         raise ValueError(f"n + m must be <= 600 for the exact (N+1)^2 computation, got n + m={N}.")

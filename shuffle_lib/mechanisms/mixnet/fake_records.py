@@ -1,16 +1,16 @@
-"""Clear-fake-records protocol (seed 004 Sec. 5): exact PLD and the m it needs.
+"""Clear-fake-records protocol (Zhilyaev 2020, Sec. 5): exact PLD and the m it needs.
 
 n users send their value x_i in [d] in clear; m fake records, uniform on [d],
 are added; a shuffler releases the histogram.  Neighbours differ in x_1 = l vs
-x_1' = l'.  Only the fake counts (H, H') of the values l, l' matter (seed 004
+x_1' = l'.  Only the fake counts (H, H') of the values l, l' matter (Zhilyaev 2020
 Sec. 5): L = log((H + 1)/H') with (H, H') ~ Multinomial(m; 1/d, 1/d), +inf when
 H' = 0.  Swapping l and l' maps the P/Q loss to the Q/P loss, so one PLD serves
 both directions, and it does not depend on n or on the other users' values.
 
-This is the strong-adversary pair of shuffled k-RR (:func:`shuffle_lib.mechanisms.krr.base.strong_pld`)
-*conditioned on beta_n = 0*: krr's PLD is the mixture gamma * (loss 0) +
-(1 - gamma) * (this PLD) with n - 1 = m, gamma/k = 1/d, and has no parameter
-choice with gamma = 0 (its (1 - gamma) factor vanishes at gamma = 1 = k/d).
+This is the strong-adversary pair of shuffled k-RR
+(:func:`shuffle_lib.mechanisms.krr.base.strong_pld`) *conditioned on beta_n = 0*: krr's PLD is the
+mixture gamma * (loss 0) + (1 - gamma) * (this PLD) with n - 1 = m, gamma/k = 1/d, and has no
+parameter choice with gamma = 0 (its (1 - gamma) factor vanishes at gamma = 1 = k/d).
 Dividing krr's delta by 1 - gamma is right for one round but not for
 compositions, so the pair is built here; the test suite checks
 delta_strong = (1 - gamma) delta_fake for one round.
@@ -23,15 +23,15 @@ import math
 import numpy as np
 from scipy.stats import binom
 
+from shuffle_lib.core import evaluate, search
 from shuffle_lib.core import validate as v
-from shuffle_lib.core import evaluate
-from shuffle_lib.core.binomial import tail_range
-from shuffle_lib.core.binomial import binom_window
+from shuffle_lib.core.binomial import binom_window, tail_range
+from shuffle_lib.core.constants import BINOMIAL_TAIL
 from shuffle_lib.core.pld import PLD, hockey_stick
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, PairModel
 
-TAIL = 1e-40
+TAIL = BINOMIAL_TAIL
 MAX_ATOMS = 2 * 10 ** 7    # ~1 GB while the PLD is built and sorted
 _CHUNK = 2 * 10 ** 6
 
@@ -45,7 +45,7 @@ def _check(m, d):
 
 
 def fake_pld(m: int, d: int, tail: float = TAIL) -> PLD:
-    """PLD of L = log((H+1)/H'), (H, H') ~ Multinomial(m; 1/d, 1/d) (seed 004 Sec. 5).
+    """PLD of L = log((H+1)/H'), (H, H') ~ Multinomial(m; 1/d, 1/d) (Zhilyaev 2020, Sec. 5).
 
     H ~ Bin(m, 1/d); H' | H = h ~ Bin(m - h, 1/(d - 1)).  Each is cut to a window
     outside which its mass is <= tail/2; the cut mass goes to +inf, so hockey-stick
@@ -64,8 +64,10 @@ def fake_pld(m: int, d: int, tail: float = TAIL) -> PLD:
     c_lo = np.maximum(c_lo, 1)                      # H' = 0 is the +inf atom
     counts = np.maximum(c_hi - c_lo + 1, 0)
     if counts.sum() > MAX_ATOMS:
-        raise ValueError(f"m={m}, d={d} is too large: the PLD needs {float(counts.sum()):.1e} atoms, more than "
-                         f"MAX_ATOMS={MAX_ATOMS:.0e} (the atom count grows like m for fixed d).")
+        raise ValueError(
+            f"m={m}, d={d} is too large: the PLD needs {float(counts.sum()):.1e} atoms, more than "
+            f"MAX_ATOMS={MAX_ATOMS:.0e} (the atom count grows like m for fixed d)."
+        )
     blk = np.repeat(np.arange(hs.size), counts)
     cs = np.arange(blk.size) - (np.cumsum(counts) - counts)[blk] + c_lo[blk]
     h = hs[blk]
@@ -78,13 +80,13 @@ def fake_pld(m: int, d: int, tail: float = TAIL) -> PLD:
     inf_mass = math.exp(m * math.log1p(-r))           # P[H' = 0] = (1 - 1/d)^m
     cut = 2.0 * tail          # H's cut <= tail/2, each H' | H cut <= tail/2
     order = np.argsort(losses, kind="stable")
-    return PLD(losses[order], probs[order], min(1.0, inf_mass + cut))
+    return PLD(losses[order], probs[order], inf_mass).with_mass_at_infinity(cut)
 
 
 def fake_delta(m: int, d: int, eps: ArrayLike, tail: float = TAIL) -> np.ndarray:
     """Tight delta(eps) of one release (both directions: the PLD is symmetric).
 
-    Source: seed 004 Sec. 5; seed 000 Thm 5.
+    Source: Zhilyaev 2020, Sec. 5; Koskela et al. 2021, Thm 5.
     """
     eps = v.reals("eps", eps, lo=0.0)
     return hockey_stick(fake_pld(m, d, tail), eps)
@@ -97,21 +99,22 @@ def fake_model(m: int, d: int, tail: float = TAIL) -> PairModel:
     return PairModel(pl, pl, tail_cut=2 * tail, info={"tail_cut": 2 * tail})
 
 
-def fake_delta_bracket(m: int, d: int, eps: ArrayLike, compositions: int = 1, **kw) -> list[Bracket]:
+def fake_delta_bracket(
+    m: int, d: int, eps: ArrayLike, compositions: int = 1, **kw
+) -> list[Bracket]:
     """Certified brackets of the ``compositions``-fold composition (Fourier accountant on the upper
-    PLD; the lower end corrected for the tail cut).  ``n_c``: the old name of ``compositions``.
+    PLD; the lower end corrected for the tail cut).
 
-    Source: seed 004 Sec. 5; seed 000 Thm 5 through the Fourier accountant.
+    Source: Zhilyaev 2020, Sec. 5; Koskela et al. 2021, Thm 5 through the Fourier accountant.
     """
-    k = kw.pop("n_c", compositions)
-    return evaluate.delta_brackets(fake_model(m, d), eps, k, **kw)
+    return evaluate.delta_brackets(fake_model(m, d), eps, compositions, **kw)
 
 
 def m_needed(d: int, eps: float, delta: float, m_max: int = 10 ** 6) -> int | float:
     """Smallest m with fake_delta(m, d, eps) <= delta (delta is non-increasing in m:
     adding a fake record is post-processing).  ``math.inf`` beyond m_max.
 
-    Source: seed 004 Sec. 5 (the m a target needs, here exactly).
+    Source: Zhilyaev 2020, Sec. 5 (the m a target needs, here exactly).
     """
     d = v.integer("d", d, lo=2, hi=10 ** 9)
     eps = v.real("eps", eps, 0.0)
@@ -123,15 +126,13 @@ def m_needed(d: int, eps: float, delta: float, m_max: int = 10 ** 6) -> int | fl
         hi *= 2
         if hi > m_max:
             return math.inf
-    lo = 0
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if (mid >= 1 and ok(mid)) else (mid, hi)
+    hi, _ = search.narrow(lambda m: m >= 1 and ok(m), hi, 0, lambda a, b: a - b <= 1,
+                          search.integer_mid)
     return hi
 
 
 def seed_m_over_d(eps: float, delta: float) -> float:
-    """Seed 004 Sec. 5 requirement: m/d >= 3 log(4/delta) ((e^eps + 1)/(e^eps - 1))^2."""
+    """Zhilyaev 2020, Sec. 5 requirement: m/d >= 3 log(4/delta) ((e^eps + 1)/(e^eps - 1))^2."""
     eps = v.real("eps", eps, 0.0, lo_open=True)
     delta = v.probability("delta", delta)
     return 3.0 * math.log(4.0 / delta) * ((math.exp(eps) + 1.0) / math.expm1(eps)) ** 2

@@ -18,19 +18,38 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import binom
 
-from shuffle_lib.core import evaluate
+from shuffle_lib.core import evaluate, search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.pld import PLD, hockey_stick, pld_from_losses, pld_from_pmfs
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, PairModel, WorstCase
 from shuffle_lib.mechanisms.clones.compose import clone_plds
-from shuffle_lib.mechanisms.clones.pairs import (MAX_N, Pair, conditional_tails, delta_bracket_single,
-                                                 epsilon_bracket_single, general_pair, loss_threshold, prepare)
-from shuffle_lib.mechanisms.randomizer.decompose import (FAMILIES, MAX_ENTRIES, MAX_INPUTS, Decomposition, View,
-                                                       check_matrix, family_decomposition, load_matrix, matrix_decompositions,
-                                                       matrix_eps0, olh_g)
+from shuffle_lib.mechanisms.clones.pairs import (
+    MAX_N,
+    Pair,
+    conditional_tails,
+    delta_bracket_single,
+    epsilon_bracket_single,
+    general_pair,
+    loss_threshold,
+    prepare,
+)
+from shuffle_lib.mechanisms.randomizer.decompose import (
+    FAMILIES,
+    MAX_ENTRIES,
+    MAX_INPUTS,
+    Decomposition,
+    View,
+    check_matrix,
+    family_decomposition,
+    load_matrix,
+    matrix_decompositions,
+    matrix_eps0,
+    olh_g,
+)
 from shuffle_lib.mechanisms.randomizer.noise import NOISES, noise_model
 
 EXACT_2D_MAX = 1_000_000   # an asymmetric view is enumerated on (#T0, #T1) up to this many atoms
@@ -74,13 +93,19 @@ class _Blocks:
         keep = 1.0 - dec.r                       # the differing user not in the revealed part
         u = min((dec.beta + dec.s) / keep, 1.0)
         self.keep = keep
-        self.pair = general_pair(min(2 * dec.a / tau, 1 - 1e-16), u, max(0.0, min(dec.s / keep, 1.0 - u)),
-                                 "randomizer-3cat")
+        self.pair = general_pair(
+            min(2 * dec.a / tau, 1 - 1e-16),
+            u,
+            max(0.0, min(dec.s / keep, 1.0 - u)),
+            "randomizer-3cat",
+        )
         # block i is bounded by its first n' (upper) and by the next block's first (lower: delta
         # decreases in n', and that n' is larger than every n' of block i): B + 1 evaluations
         ts = [int(t) for t in edges + 1]
         preps = [prepare(t, 0.0, self.pair, 1e-30) for t in ts]
-        self.s, self.ps, self.al, self.be, self.ga = (np.concatenate([p[j] for p in preps]) for j in range(5))
+        self.s, self.ps, self.al, self.be, self.ga = (
+            np.concatenate([p[j] for p in preps]) for j in range(5)
+        )
         self.cut = np.array([p[5] for p in preps])                  # each n''s S-mass left out
         sizes = np.array([p[0].size for p in preps])
         self.starts, self.sizes = np.r_[0, np.cumsum(sizes)[:-1]], sizes
@@ -90,12 +115,19 @@ class _Blocks:
         """Certified (lower, upper) of the three-category pair's delta(eps): every n' of the
         blocks in one vectorised pass of :func:`~shuffle_lib.mechanisms.clones.pairs.bracket_at`'s
         sums (a relative 1e-12 of the summed magnitudes covers rounding, as there)."""
-        k = loss_threshold(self.s, self.al, self.be, self.ga, eps, ties="count")   # ties on the safe side
+        # ties on the safe side
+        k = loss_threshold(self.s, self.al, self.be, self.ga, eps, ties="count")
         tp, tq = conditional_tails(self.s, k, self.al, self.be, self.ga)
         e = math.exp(eps)
         val = np.add.reduceat(self.ps * np.maximum(tp - e * tq, 0.0), self.starts)
-        err = 1e-12 * (np.add.reduceat(self.ps * tp, self.starts) + e * np.add.reduceat(self.ps * tq, self.starts)) \
+        err = (
+            1e-12
+            * (
+                np.add.reduceat(self.ps * tp, self.starts)
+                + e * np.add.reduceat(self.ps * tq, self.starts)
+            )
             + self.sizes * 1e-307
+        )
         lo_t, hi_t = np.maximum(0.0, val - err), np.minimum(1.0, val + err + self.cut)
         hi = (math.fsum(self.mass * hi_t[:-1]) + self.out) * self.keep
         lo = math.fsum(self.mass * lo_t[1:]) * self.keep
@@ -123,7 +155,8 @@ class _Blocks:
         return pld_from_losses(losses, probs, min(1.0, inf))
 
 
-BLOCKS = 16        # blocks of T for one round's delta (relative width ~ 1/BLOCKS of the T-variation)
+# blocks of T for one round's delta (relative width ~ 1/BLOCKS of the T-variation)
+BLOCKS = 16
 PLD_BLOCKS = 8     # blocks of T for a composed PLD
 
 
@@ -146,27 +179,7 @@ def _upper_delta_one(dec: Decomposition, n: int, eps: float) -> float:
 def _upper_eps_search(f, delta: float, lo: float, hi: float) -> float:
     """An eps in [lo, hi] with f(eps) <= delta, near the smallest (f decreasing, f(hi) <= delta,
     f(lo) > delta): regula falsi on log f (Illinois), then bisection; at most 60 evaluations."""
-    glo, ghi = math.log(f(lo)) - math.log(delta), math.log(max(f(hi), 1e-300)) - math.log(delta)
-    side = 0
-    for i in range(60):
-        if hi - lo <= 1e-10 * max(hi, 1e-9):
-            break
-        mid = hi - ghi * (hi - lo) / (ghi - glo) if i < 40 and math.isfinite(ghi) and ghi < glo else 0.5 * (lo + hi)
-        if not lo < mid < hi:
-            mid = 0.5 * (lo + hi)
-        fm = f(mid)
-        gm = math.log(max(fm, 1e-300)) - math.log(delta)
-        if fm <= delta:
-            hi, ghi = mid, gm
-            if side == 1:
-                glo *= 0.5
-            side = 1
-        else:
-            lo, glo = mid, gm
-            if side == -1:
-                ghi *= 0.5
-            side = -1
-    return hi
+    return search.illinois(f, delta, lo, hi, lambda a, b: b - a <= 1e-10 * max(b, 1e-9))
 
 
 def upper_epsilon(dec: Decomposition, n: int, delta: float) -> float:
@@ -195,8 +208,10 @@ def _upper_epsilon_one(dec: Decomposition, n: int, delta: float) -> float:
     bl = _blocks(dec, n, BLOCKS)
     if bl.delta(0.0)[1] <= delta:
         return 0.0
-    floor = max((view_epsilon(w, n, delta) for w in dec.views), default=0.0)   # a lower bound: f(floor) > delta
-    if not math.isfinite(floor) or bl.delta(floor)[1] <= delta:     # (a finite cap: the views' inf is not this pair's)
+    # a lower bound: f(floor) > delta
+    floor = max((view_epsilon(w, n, delta) for w in dec.views), default=0.0)
+    # (a finite cap: the views' inf is not this pair's)
+    if not math.isfinite(floor) or bl.delta(floor)[1] <= delta:
         floor = 0.0
     return _upper_eps_search(lambda e: bl.delta(e)[1], delta, floor, cap)
 
@@ -204,9 +219,10 @@ def _upper_epsilon_one(dec: Decomposition, n: int, delta: float) -> float:
 def upper_pld(dec: Decomposition, n: int, compositions: int, accuracy: float) -> PLD:
     """A PLD dominating one round (for composing): the three-category pair's, block by block
     (each block's pair at its smallest n'), or with c = 0 the full pair's dominating PLD scaled
-    by beta + 2s plus an atom at loss 0 of mass 1 - beta - 2s (the split of W best for one round)."""
+    by beta + 2s plus an atom at loss 0 of mass 1 - beta - 2s (the split of W best for one
+    round)."""
     n = v.integer("n", n, lo=1, hi=MAX_N)
-    compositions = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     v.instance("dec", dec, Decomposition)
     dec = _best_option(dec, n)
@@ -234,10 +250,15 @@ def view_pmfs(view: View, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
     N = n - 1
     if (N + 2) ** 2 <= EXACT_2D_MAX:
         i = np.arange(N + 1)
-        rest = 1.0 - view.r0
+        rest = 1.0 - view.r0 if view.ro is None else view.ro      # the others' mass off T0
         cond = view.r1 / rest if rest > 0 else 0.0
+        # the count on T0 as N minus a Bin(N, rest) count: with r0 = 1 - 5e-300 rounded to 1,
+        # Bin(N, r0) put no mass below N and the view's lower delta came out 0.1 for an exact 0.05
+        first = binom.pmf(i, N, view.r0) if view.ro is None else binom.pmf(N - i, N, min(rest, 1.0))
         M = np.zeros((N + 2, N + 2))
-        M[:N + 1, :N + 1] = binom.pmf(i, N, view.r0)[:, None] * binom.pmf(i[None, :], N - i[:, None], min(cond, 1.0))
+        M[: N + 1, : N + 1] = first[:, None] * binom.pmf(
+            i[None, :], N - i[:, None], min(cond, 1.0)
+        )
         out = []
         for u, w, o in ((view.u0, view.w0, view.off0), (view.u1, view.w1, view.off1)):
             X = o * M                   # the off-cell mass summed from the row: 1 - u - w cancelled
@@ -247,8 +268,10 @@ def view_pmfs(view: View, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
         return [(out[0], out[1])]
     pairs = []
     # the complement of a cell's mass as the other cell's plus the off-cell mass (1 - a cancels)
-    for r, (a0, a1), (c0, c1) in ((view.r0, (view.u0, view.u1), (view.w0 + view.off0, view.w1 + view.off1)),
-                                  (view.r1, (view.w0, view.w1), (view.u0 + view.off0, view.u1 + view.off1))):
+    for r, (a0, a1), (c0, c1) in (
+        (view.r0, (view.u0, view.u1), (view.w0 + view.off0, view.w1 + view.off1)),
+        (view.r1, (view.w0, view.w1), (view.u0 + view.off0, view.u1 + view.off1)),
+    ):
         lo, hi = binom_window(N, r, VIEW_TAIL)
         j = np.arange(lo, hi + 2)
         b, b1 = binom.pmf(j, N, r), binom.pmf(j - 1, N, r)
@@ -259,7 +282,9 @@ def view_pmfs(view: View, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
 @functools.lru_cache(maxsize=64)
 def _view_plds_exact(view: View, n: int) -> tuple[PLD, ...]:
     """Both directions of each pair of :func:`view_pmfs`, as exact PLDs."""
-    return tuple(pl for p, q in view_pmfs(view, n) for pl in (pld_from_pmfs(p, q), pld_from_pmfs(q, p)))
+    return tuple(
+        pl for p, q in view_pmfs(view, n) for pl in (pld_from_pmfs(p, q), pld_from_pmfs(q, p))
+    )
 
 
 PMF_RTOL = 1e-12   # relative error allowed for a computed PMF atom and its loss (binom.pmf, log)
@@ -271,12 +296,15 @@ def certified_lower(pld: PLD, eps: float) -> float:
     atom's P(1 - e^(eps-L)) is off by at most P (1e-14 + abs(error of L)), and abs(error of L) <=
     1e-16 (abs(log P) + abs(log Q)), below 1e-12; an atom at +inf counts its computed P, which
     can be rounded up: the matrix row [1/16, 1e-12, 0.937499999999] against [0, 0, 1] has a cell
-    of mass 1/16 + 1e-12 that rounded up by 4e-19, and at n = 1, eps = 0 that mass alone was
+    of mass 1/16 + 1e-12 that rounds up by 4e-19, and at n = 1, eps = 0 that mass alone is
     the lower end, 0.062500000001 against the exact 0.0625000000009999999996)."""
     v.instance("pld", pld, PLD)
     j = int(np.searchsorted(pld.losses, eps - 1e-9, side="right"))
     near = math.fsum(pld.probs[j:]) + pld.inf_mass
-    return max(0.0, hockey_stick(pld, eps) - PMF_RTOL * near - pld.losses.size * 1e-300)
+    # a cell below the normal range (2.2e-308) is off by up to ~1e-323 absolute, which e^eps
+    # magnifies to 1e-19 at eps = 700: charged per atom (the Q side of each term)
+    sub = pld.losses.size * 1e-323 * math.exp(min(eps, 709.0))
+    return max(0.0, hockey_stick(pld, eps) - PMF_RTOL * near - pld.losses.size * 1e-300 - sub)
 
 
 def view_delta(view: View, n: int, eps: float) -> float:
@@ -304,19 +332,16 @@ def view_epsilon(view: View, n: int, delta: float) -> float:
     top = max(float(pl.losses[-1]) if pl.losses.size else 0.0 for pl in plds) + 1.0
     if f(top) > delta:                     # mass at +inf above delta: no finite eps
         return math.inf
-    lo, hi = 0.0, top                      # f(lo) > delta >= f(hi)
-    for _ in range(60):
-        if hi - lo <= 1e-12 * max(hi, 1e-9):
-            break
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if f(mid) > delta else (lo, mid)
+    # f(lo) > delta >= f(hi)
+    lo, _ = search.narrow(lambda e: f(e) > delta, 0.0, top,
+                          lambda a, b: b - a <= 1e-12 * max(b, 1e-9), max_steps=60)
     return lo
 
 
 def view_plds(view: View, n: int, compositions: int, accuracy: float) -> list[tuple[PLD, PLD]]:
     """Dominated PLDs (both directions) of a view's pair, for composing."""
     n = v.integer("n", n, lo=1, hi=MAX_N)
-    compositions = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     v.instance("view", view, View)
     if view.symmetric and 2 * view.r0 < 1:
@@ -328,17 +353,26 @@ def view_plds(view: View, n: int, compositions: int, accuracy: float) -> list[tu
 
 # ---- the model ----
 
-def decompositions(family: str = "matrix", matrix: Sequence[Sequence[float]] | np.ndarray | str | None = None,
-                   k: int = 0, d: int = 0, eps0: float = 0.0) -> tuple[list[Decomposition], float]:
+def decompositions(
+    family: str = "matrix",
+    matrix: Sequence[Sequence[float]] | np.ndarray | str | None = None,
+    k: int = 0,
+    d: int = 0,
+    eps0: float = 0.0,
+) -> tuple[list[Decomposition], float]:
     """(the decompositions to take the worst of, the randomiser's eps0) of a matrix (array or
     JSON path) or a named family (:func:`.decompose.family_decomposition`).  k, d and eps0 (0: not
-    given) belong to a family, ``matrix`` to family 'matrix': a value given to the other is refused."""
+    given) belong to a family, ``matrix`` to family 'matrix': a value given to the other is
+    refused."""
     k = v.integer("k", k, lo=0, hi=10 ** 9)
     d = v.integer("d", d, lo=0, hi=10 ** 9)
     eps0 = v.real("eps0", eps0, 0.0, 30.0)
     if family == "matrix" and (k or d or eps0):
-        raise ValueError(f"k, d and eps0 belong to a named family; a matrix gives its own eps0, got k={k}, d={d}, "
-                         f"eps0={eps0}.")
+        raise ValueError(
+            f"k, d and eps0 belong to a named family; a matrix gives its own eps0, got k={k}, "
+            f"d={d}, "
+            f"eps0={eps0}."
+        )
     if family != "matrix" and not (matrix is None or (isinstance(matrix, str) and not matrix)):
         raise ValueError(f"matrix belongs to family='matrix', got family={family!r} and a matrix.")
     if family == "matrix":
@@ -353,9 +387,16 @@ def decompositions(family: str = "matrix", matrix: Sequence[Sequence[float]] | n
     return [family_decomposition(family, eps0, k, d)], eps0
 
 
-def randomizer_model(n: int, family: str = "matrix", matrix: Sequence[Sequence[float]] | np.ndarray | str | None = None,
-                     k: int = 0, d: int = 0, eps0: float = 0.0, compositions: int = 1,
-                     accuracy: float = DEFAULT_ACCURACY) -> DirectModel:
+def randomizer_model(
+    n: int,
+    family: str = "matrix",
+    matrix: Sequence[Sequence[float]] | np.ndarray | str | None = None,
+    k: int = 0,
+    d: int = 0,
+    eps0: float = 0.0,
+    compositions: int = 1,
+    accuracy: float = DEFAULT_ACCURACY,
+) -> DirectModel:
     """The certified method for ``compositions`` rounds of the shuffled randomiser.
 
     One round: a :class:`~shuffle_lib.core.types.DirectModel` (upper end from
@@ -365,7 +406,7 @@ def randomizer_model(n: int, family: str = "matrix", matrix: Sequence[Sequence[f
     [max of the views' lower ends, max of the upper ends].
     """
     n = v.integer("n", n, lo=1, hi=MAX_N)
-    K = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    K = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     decs, e0 = decompositions(family, matrix, k, d, eps0)
     info = {"eps0": e0 if math.isfinite(e0) else "inf", "decomposition": [
@@ -376,14 +417,24 @@ def randomizer_model(n: int, family: str = "matrix", matrix: Sequence[Sequence[f
         info["g"] = olh_g(eps0)
     if not decs:          # every pair of rows equal: the output does not depend on the input
         info["route"] = "constant randomiser"
-        return DirectModel(lambda eps: [Bracket(0.0, 0.0) for _ in eps], lambda delta: [Bracket(0.0, 0.0) for _ in delta],
-                           info=info)
+        return DirectModel(
+            lambda eps: [Bracket(0.0, 0.0) for _ in eps],
+            lambda delta: [Bracket(0.0, 0.0) for _ in delta],
+            info=info,
+        )
     if K == 1:
         info["route"] = "single round: blanket pair (upper), exact view (lower)"
 
         def delta(eps):
-            return [Bracket(max(view_delta(w, n, e) for x in decs for w in x.views) if any(x.views for x in decs) else 0.0,
-                            max(upper_delta(x, n, e) for x in decs)) for e in eps]
+            return [
+                Bracket(
+                    max(view_delta(w, n, e) for x in decs for w in x.views)
+                    if any(x.views for x in decs)
+                    else 0.0,
+                    max(upper_delta(x, n, e) for x in decs),
+                )
+                for e in eps
+            ]
 
         def epsilon(ds):
             out = []
@@ -398,8 +449,12 @@ def randomizer_model(n: int, family: str = "matrix", matrix: Sequence[Sequence[f
     lows = [PairModel(a, b) for x in decs for w in x.views for a, b in view_plds(w, n, K, accuracy)]
 
     def run(pm, verb, targets):
-        if pm.pq.inf_mass >= 1.0 and pm.qp.inf_mass >= 1.0:    # disjoint laws: delta = 1 at every eps
-            return [Bracket(1.0, 1.0) if verb == "delta" else Bracket(math.inf, math.inf) for _ in targets]
+        # disjoint laws: delta = 1 at every eps
+        if pm.pq.inf_mass >= 1.0 and pm.qp.inf_mass >= 1.0:
+            return [
+                Bracket(1.0, 1.0) if verb == "delta" else Bracket(math.inf, math.inf)
+                for _ in targets
+            ]
         return evaluate.brackets(pm, verb, targets, K, accuracy=accuracy)
 
     def combine(verb, targets):
@@ -411,21 +466,26 @@ def randomizer_model(n: int, family: str = "matrix", matrix: Sequence[Sequence[f
             lo = max((r[i].lower for r in low), default=0.0)
             out.append(Bracket(min(lo, hi), hi))
         return out
-    return DirectModel(lambda eps: combine("delta", eps), lambda delta: combine("epsilon", delta), info=info)
+    return DirectModel(
+        lambda eps: combine("delta", eps), lambda delta: combine("epsilon", delta), info=info
+    )
 
 
 def delta_bracket(n: int, eps: ArrayLike, compositions: int = 1, **randomiser) -> list[Bracket]:
-    """Certified Brackets for delta(eps) of the shuffled randomiser (``family=``, ``matrix=``, ``k=``,
-    ``d=``, ``eps0=`` as in :func:`randomizer_model`)."""
+    """Certified Brackets for delta(eps) of the shuffled randomiser (``family=``, ``matrix=``,
+    ``k=``, ``d=``, ``eps0=`` as in :func:`randomizer_model`)."""
     eps = v.reals("eps", np.atleast_1d(eps), lo=0.0)
-    return evaluate.delta_brackets(randomizer_model(n, compositions=compositions, **randomiser), list(eps), compositions)
+    return evaluate.delta_brackets(
+        randomizer_model(n, compositions=compositions, **randomiser), list(eps), compositions
+    )
 
 
 def epsilon_bracket(n: int, delta: ArrayLike, compositions: int = 1, **randomiser) -> list[Bracket]:
     """Certified Brackets for eps(delta) of the shuffled randomiser; see :func:`delta_bracket`."""
     delta = v.reals("delta", np.atleast_1d(delta), lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-    return evaluate.epsilon_brackets(randomizer_model(n, compositions=compositions, **randomiser), list(delta),
-                                     compositions)
+    return evaluate.epsilon_brackets(
+        randomizer_model(n, compositions=compositions, **randomiser), list(delta), compositions
+    )
 
 
 def randomizer_rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
@@ -434,7 +494,9 @@ def randomizer_rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
     orders = v.reals("orders", orders, lo=1.0, lo_open=True)
     if params.get("noise", "none") != "none":
         raise ValueError("rdp: --noise has no certified Renyi route yet.")
-    decs, _ = decompositions(params["family"], params["matrix"] or None, params["k"], params["d"], params["eps0"])
+    decs, _ = decompositions(
+        params["family"], params["matrix"] or None, params["k"], params["d"], params["eps0"]
+    )
     if not decs:
         return [Bracket(0.0, 0.0) for _ in orders]
     n, pairs = params["n"], []
@@ -446,10 +508,12 @@ def randomizer_rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
     return evaluate.rdp_brackets(WorstCase(tuple(pairs)), orders)
 
 
-def _build(n, family, matrix, k, d, eps0, noise="none", scale=0.0, compositions=1, accuracy=DEFAULT_ACCURACY):
+def _build(n, family, matrix, k, d, eps0, noise="none", scale=0.0, compositions=1,
+           accuracy=DEFAULT_ACCURACY):
     if noise != "none":
         if family != "matrix" or matrix or k or d or eps0:
-            raise ValueError("--noise takes --scale only; --family, --matrix, --k, --d, --eps0 are for finite randomisers.")
+            raise ValueError("--noise takes --scale only; --family, --matrix, --k, --d, --eps0 "
+                             "are for finite randomisers.")
         if not scale > 0:
             raise ValueError(f"--noise {noise} needs --scale > 0, got {scale}.")
         return noise_model(n, noise, scale, compositions)
@@ -462,27 +526,58 @@ def _build(n, family, matrix, k, d, eps0, noise="none", scale=0.0, compositions=
     return randomizer_model(n, family, matrix or None, k, d, eps0, compositions, accuracy)
 
 
-register(Mechanism(
-    name="randomizer",
-    summary="any finite local randomiser, shuffled (--matrix FILE or --family krr|sue|oue|olh|blh|hr), "
-            "or a numeric one (--noise gaussian|laplace --scale S)",
-    source="Balle et al. 2019 (privacy blanket); Feldman et al. 2021 Thm 3.2; Su, Cheng, Wang 2026 "
-           "(general clones); this project (chapter 'Shuffling the randomisers people deploy')",
-    params=(Param("n", int, "number of users, the differing one included", lo=1, hi=MAX_N, more_private="up"),
-            Param("family", str, "a named randomiser, or 'matrix' for --matrix", choices=("matrix",) + FAMILIES,
-                  default="matrix"),
-            Param("matrix", str, 'JSON file {"matrix": [[...], ...]}: one row per input, each a distribution '
-                  f"over the outputs (numbers only; at most {v.JSON_MAX_BYTES / 1e6:g} MB, {MAX_INPUTS} rows, "
-                  f"{MAX_ENTRIES} entries)", default=""),
-            Param("k", int, "k-RR: number of values (>= 2)", lo=0, hi=10 ** 9, default=0),
-            Param("d", int, "sue/oue/olh/blh/hr: domain size (>= 3)", lo=0, hi=10 ** 9, default=0),
-            Param("eps0", float, "the family's LDP parameter, in (0, 30]", lo=0.0, hi=30.0, default=0.0),
-            Param("noise", str, "a numeric randomiser x + noise on inputs in [0, 1] (sensitivity 1)",
+register(
+    Mechanism(
+        name="randomizer",
+        summary="any finite local randomiser, shuffled (--matrix FILE or --family "
+                "krr|sue|oue|olh|blh|hr), or a numeric one (--noise gaussian|laplace --scale S)",
+        source="Balle et al. 2019 (privacy blanket); Feldman et al. 2021 Thm 3.2; Su, Cheng, Wang "
+               "2026 "
+        "(general clones); this project (chapter 'Shuffling the randomisers people deploy')",
+        params=(
+            Param(
+                "n",
+                int,
+                "number of users, the differing one included",
+                lo=1,
+                hi=MAX_N,
+                more_private="up",
+            ),
+            Param(
+                "family",
+                str,
+                "a named randomiser, or 'matrix' for --matrix",
+                choices=("matrix",) + FAMILIES,
+                default="matrix",
+            ),
+            Param(
+                "matrix",
+                str,
+                'JSON file {"matrix": [[...], ...]}: one row per input, each a distribution '
+                f"over the outputs (numbers only; at most {v.JSON_MAX_BYTES / 1e6:g} MB, "
+                f"{MAX_INPUTS} rows, "
+                f"{MAX_ENTRIES} entries)",
+                default="",
+            ),
+            Param("k", int, "k-RR: number of values (>= 2)", lo=0, hi=10**9, default=0),
+            Param("d", int, "sue/oue/olh/blh/hr: domain size (>= 3)", lo=0, hi=10**9, default=0),
+            Param(
+                "eps0",
+                float,
+                "the family's LDP parameter, in (0, 30]",
+                lo=0.0,
+                hi=30.0,
+                default=0.0,
+            ),
+            Param("noise", str,
+                  "a numeric randomiser x + noise on inputs in [0, 1] (sensitivity 1)",
                   choices=("none",) + NOISES, default="none"),
-            Param("scale", float, "--noise: the Gaussian's standard deviation / the Laplace b", lo=0.0, hi=1e6,
-                  default=0.0)),
-    build=_build,
-    uses=("compositions", "accuracy"),
-    rdp=lambda params, orders: randomizer_rdp(params, orders),
-    example={"n": 100, "family": "krr", "k": 3, "eps0": 1.0},
-))
+            Param("scale", float, "--noise: the Gaussian's standard deviation / the Laplace b",
+                  lo=0.0, hi=1e6, default=0.0),
+        ),
+        build=_build,
+        uses=("compositions", "accuracy"),
+        rdp=lambda params, orders: randomizer_rdp(params, orders),
+        example={"n": 100, "family": "krr", "k": 3, "eps0": 1.0},
+    )
+)

@@ -71,7 +71,7 @@ import numpy as np
 
 from shuffle_lib.core import validate as v
 
-ROW_TOL = 1e-12          # |row sum - 1| allowed (the issue's contract)
+ROW_TOL = 1e-12          # |row sum - 1| allowed (the CLI contract of --matrix)
 MAX_INPUTS = 256         # matrix rows
 MAX_ENTRIES = 4_000_000  # matrix entries
 SHRINK = 1.0 - 1e-13     # s and a are rounded down by this factor (see the module docstring)
@@ -92,6 +92,9 @@ class View:
     label: str
     o0: float | None = None   # the differing user's mass off T0 and T1 under x0 / x1, summed from
     o1: float | None = None   # the row (None: 1 - u - w, which cancels: 5.6e-17 where it is 0)
+    # the others' mass off T0, summed from the row (None: 1 - r0, which cancels where
+    # r0 = 1 - 5e-300 rounds to 1 and would lose the others' T1 mass)
+    ro: float | None = None
 
     @property
     def off0(self) -> float:
@@ -105,7 +108,8 @@ class View:
 
     @property
     def symmetric(self) -> bool:
-        """r0 = r1, u0 = w1, w0 = u1 exactly: the view is a general clone pair (both directions alike)."""
+        """r0 = r1, u0 = w1, w0 = u1 exactly: the view is a general clone pair (both directions
+        alike)."""
         return self.r0 == self.r1 and self.u0 == self.w1 and self.w0 == self.u1
 
 
@@ -125,7 +129,9 @@ class Decomposition:
     def options(self) -> list[Decomposition]:
         """This split and every alternative (c, r) one: each gives a valid upper end, so the
         bound is their minimum (module docstring, the revealed split)."""
-        return [self] + [dataclasses.replace(self, c=c, r=r, alternatives=()) for c, r in self.alternatives]
+        return [self] + [
+            dataclasses.replace(self, c=c, r=r, alternatives=()) for c, r in self.alternatives
+        ]
 
     @property
     def mass(self) -> float:
@@ -144,8 +150,12 @@ def check_matrix(matrix: object, name: str = "matrix") -> np.ndarray:
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a list of rows of numbers.") from None
     if R.ndim == 2 and (R.shape[0] > MAX_INPUTS or R.size > MAX_ENTRIES):
-        raise ValueError(f"{name} may have at most {MAX_INPUTS} rows and {MAX_ENTRIES} entries, got shape {R.shape}.")
-    R = v.stochastic_matrix(name, R, tol=ROW_TOL)     # 2-d, >= 2 rows, entries in [0, 1], rows sum to 1
+        raise ValueError(
+            f"{name} may have at most {MAX_INPUTS} rows and {MAX_ENTRIES} entries, got shape "
+            f"{R.shape}."
+        )
+    # 2-d, >= 2 rows, entries in [0, 1], rows sum to 1
+    R = v.stochastic_matrix(name, R, tol=ROW_TOL)
     sums = np.array([math.fsum(r) for r in R])
     return R / sums[:, None]
 
@@ -175,7 +185,8 @@ def _ratio_sets(ratio: np.ndarray, sel: np.ndarray, top: float) -> np.ndarray:
 
 
 def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
-    """beta, s, a of the pair (x_i, x_j) of a checked matrix, with its lower views (module docstring).
+    """beta, s, a of the pair (x_i, x_j) of a checked matrix, with its lower views (module
+    docstring).
 
     Views: for the inputs y* with the smallest blanket (a third input if one has it, and x_j),
     the counts on the minimising outputs T0, T1 and on all of S0, S1 (the best view is taken
@@ -202,7 +213,9 @@ def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
     if W.sum() > 0:
         used = W > 0
         rest = R[:, used] - a * np.where(S, D, 0.0)[used]
-        rho = np.maximum(np.min(rest / W[used], axis=0), 0.0)     # the others' cover of each output of W
+        # the others' cover of each output of W; one beyond 1e308 (W near 1e-300) is +inf
+        with np.errstate(over="ignore"):
+            rho = np.maximum(np.min(rest / W[used], axis=0), 0.0)
         M = 1.0 - beta - 2 * s
         c = max(0.0, float(rho.min()) * M) * SHRINK
         wu = W[used]
@@ -212,16 +225,35 @@ def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
     views = []
     best = a_y <= a_y.min() * (1 + 1e-12)
     third = [y for y in range(R.shape[0]) if best[y] and y not in (i, j)]
-    for y in third[:1] + ([j] if best[j] else []) + ([i] if best[i] and not third and not best[j] else []):
+    for y in (
+        third[:1]
+        + ([j] if best[j] else [])
+        + ([i] if best[i] and not third and not best[j] else [])
+    ):
         ry = R[y] / D
-        for label, (T0, T1) in (("min", (_ratio_sets(ry, S0, a_y[y]), _ratio_sets(ry, S1, a_y[y]))), ("all", (S0, S1))):
+        for label, (T0, T1) in (
+            ("min", (_ratio_sets(ry, S0, a_y[y]), _ratio_sets(ry, S1, a_y[y]))),
+            ("all", (S0, S1)),
+        ):
             if not T0.any() or not T1.any():
                 continue
             rest = ~(T0 | T1) if not (T0 & T1).any() else None     # off-cell masses from the rows
-            w = View(math.fsum(R[y][T0]), math.fsum(R[y][T1]), math.fsum(P0[T0]), math.fsum(P0[T1]),
-                     math.fsum(P1[T0]), math.fsum(P1[T1]), f"others all x{y}, counts on {label} of S0/S1",
-                     None if rest is None else math.fsum(P0[rest]), None if rest is None else math.fsum(P1[rest]))
-            if all((w.r0, w.r1, w.u0, w.w0, w.u1, w.w1) != (x.r0, x.r1, x.u0, x.w0, x.u1, x.w1) for x in views):
+            w = View(
+                math.fsum(R[y][T0]),
+                math.fsum(R[y][T1]),
+                math.fsum(P0[T0]),
+                math.fsum(P0[T1]),
+                math.fsum(P1[T0]),
+                math.fsum(P1[T1]),
+                f"others all x{y}, counts on {label} of S0/S1",
+                None if rest is None else math.fsum(P0[rest]),
+                None if rest is None else math.fsum(P1[rest]),
+                math.fsum(R[y][~T0]),
+            )
+            if all(
+                (w.r0, w.r1, w.u0, w.w0, w.u1, w.w1) != (x.r0, x.r1, x.u0, x.w0, x.u1, x.w1)
+                for x in views
+            ):
                 views.append(w)
     return Decomposition(beta, s, a, c, tuple(views), (i, j), alternatives=tuple(alternatives))
 
@@ -240,13 +272,15 @@ def matrix_decompositions(R: Sequence[Sequence[float]] | np.ndarray) -> list[Dec
     return out
 
 
-# ---- the named families, in closed form (checked against their matrices in tests/test_randomizer.py) ----
+# ---- the named families, in closed form (checked against their matrices in
+# tests/test_randomizer.py) ----
 
 FAMILIES = ("krr", "sue", "oue", "olh", "blh", "hr")
 
 
 def olh_g(eps0: float) -> int:
-    """OLH's hash range g = round(e^eps0 + 1) (Wang et al. 2017, Sec. 4.4), at least 2; eps0 in (0, 30]."""
+    """OLH's hash range g = round(e^eps0 + 1) (Wang et al. 2017, Sec. 4.4), at least 2; eps0 in (0,
+    30]."""
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     return max(2, int(round(math.exp(eps0) + 1)))
 
@@ -284,12 +318,40 @@ def family_decomposition(family: str, eps0: float, k: int = 0, d: int = 0) -> De
         Z = e + k - 1
         beta, s = (e - 1) / Z, 1 / Z
         if k == 2:
-            view = View(1 / Z, e / Z, e / Z, 1 / Z, 1 / Z, e / Z, "others all x1, count of x0", 0.0, 0.0)
+            view = View(
+                1 / Z, e / Z, e / Z, 1 / Z, 1 / Z, e / Z, "others all x1, count of x0", 0.0, 0.0
+            )
             return Decomposition(beta, s * SHRINK, s * SHRINK, 0.0, (view,))
-        return Decomposition(beta, s * SHRINK, s * SHRINK, (k - 2) / Z * SHRINK,
-                             (View(s, s, e / Z, s, s, e / Z, "others all z, counts of x0, x1", (k - 2) / Z, (k - 2) / Z),
-                              View(1 / Z, e / Z, e / Z, 1 / Z, 1 / Z, e / Z, "others all x1, counts of x0, x1",
-                                   (k - 2) / Z, (k - 2) / Z)))
+        return Decomposition(
+            beta,
+            s * SHRINK,
+            s * SHRINK,
+            (k - 2) / Z * SHRINK,
+            (
+                View(
+                    s,
+                    s,
+                    e / Z,
+                    s,
+                    s,
+                    e / Z,
+                    "others all z, counts of x0, x1",
+                    (k - 2) / Z,
+                    (k - 2) / Z,
+                ),
+                View(
+                    1 / Z,
+                    e / Z,
+                    e / Z,
+                    1 / Z,
+                    1 / Z,
+                    e / Z,
+                    "others all x1, counts of x0, x1",
+                    (k - 2) / Z,
+                    (k - 2) / Z,
+                ),
+            ),
+        )
     if family not in FAMILIES:
         raise ValueError(f"family must be one of matrix, {', '.join(FAMILIES)}, got {family!r}.")
     if not d:
@@ -299,7 +361,8 @@ def family_decomposition(family: str, eps0: float, k: int = 0, d: int = 0) -> De
         p = 1 / (1 + math.exp(-eps0 / 2))
         q = 1 - p
         beta, s, tau, c = p - q, q * q, p, 2 * q ** 3 / p
-        alt = (p * q, p * q)              # reveal W's part with bits x0 = x1 = 1, others cover the rest fully
+        # reveal W's part with bits x0 = x1 = 1, others cover the rest fully
+        alt = (p * q, p * q)
     elif family == "oue":
         q = 1 / (e + 1)
         beta, s, tau, c = (1 - 2 * q) / 2, q / 2, 1 - q, q / (2 * (1 - q))
@@ -309,13 +372,30 @@ def family_decomposition(family: str, eps0: float, k: int = 0, d: int = 0) -> De
         theta, Z = 1 - 1 / g, e + g - 1
         beta, s, tau = theta * (e - 1) / Z, theta / Z, theta
         c = (1 - beta - 2 * s) / e
-        hit = e / (g * Z)                 # reveal W's outputs h(x0) = h(x1) = y (cover 1/e); the rest cover 1
+        # reveal W's outputs h(x0) = h(x1) = y (cover 1/e); the rest cover 1
+        hit = e / (g * Z)
         alt = (1 - beta - 2 * s - hit, hit)
-    else:  # hr: others all x0 ^ x1, whose C lies outside S0 u S1 (every output there at the minimum)
+    # hr: others all x0 ^ x1, whose C lies outside S0 u S1 (every output there at the minimum)
+    else:
         beta, s, tau, c = (e - 1) / (2 * (e + 1)), 1 / (2 * (e + 1)), 1.0, 1 / (2 * e)
-        alt = (1 / (2 * (e + 1)), e / (2 * (e + 1)))   # reveal W's part in C_x0 and C_x1 (cover 1/e)
+        # reveal W's part in C_x0 and C_x1 (cover 1/e)
+        alt = (1 / (2 * (e + 1)), e / (2 * (e + 1)))
     r = s * tau
-    view = View(r, r, (beta + s) * tau, r, r, (beta + s) * tau, f"others all z, counts on T0 (D0-mass {tau:.6g})")
-    return Decomposition(beta, s * SHRINK, s * SHRINK, c * SHRINK, (view,),
-                         alternatives=((alt[0] * SHRINK, min(alt[1] * (1 + 1e-12), 1 - beta - 2 * s)),))
+    view = View(
+        r,
+        r,
+        (beta + s) * tau,
+        r,
+        r,
+        (beta + s) * tau,
+        f"others all z, counts on T0 (D0-mass {tau:.6g})",
+    )
+    return Decomposition(
+        beta,
+        s * SHRINK,
+        s * SHRINK,
+        c * SHRINK,
+        (view,),
+        alternatives=((alt[0] * SHRINK, min(alt[1] * (1 + 1e-12), 1 - beta - 2 * s)),),
+    )
 

@@ -44,7 +44,9 @@ def _add_user(law: np.ndarray, row: np.ndarray, strides: np.ndarray, n: int) -> 
     return out
 
 
-def exact_worst_delta(matrix: Sequence[Sequence[float]] | np.ndarray, n: int, eps: float, rounds: int = 1) -> float:
+def exact_worst_delta(
+    matrix: Sequence[Sequence[float]] | np.ndarray, n: int, eps: float, rounds: int = 1
+) -> float:
     """max over neighbouring datasets of delta(eps) of the shuffled randomiser, ``rounds`` in {1, 2}
     rounds on the same data (the product laws)."""
     R = check_matrix(matrix)
@@ -52,10 +54,17 @@ def exact_worst_delta(matrix: Sequence[Sequence[float]] | np.ndarray, n: int, ep
     eps = v.real("eps", eps, lo=0.0)
     rounds = v.integer("rounds", rounds, lo=1, hi=2)
     k, m = R.shape
-    cells = math.comb(n + k - 2, k - 1) * k * (n + 1) ** (m - 1) * (m if rounds == 1 else (n + 1) ** (m - 1))
+    cells = (
+        math.comb(n + k - 2, k - 1)
+        * k
+        * (n + 1) ** (m - 1)
+        * (m if rounds == 1 else (n + 1) ** (m - 1))
+    )
     if cells > MAX_CELLS:
-        raise ValueError(f"n={n} with a {k}x{m} matrix needs about {cells:.2g} cells; the enumeration allows "
-                         f"{MAX_CELLS:.0e} (keep n <= 8, k <= 4, m <= 6).")
+        raise ValueError(
+            f"n={n} with a {k}x{m} matrix needs about {cells:.2g} cells; the enumeration allows "
+            f"{MAX_CELLS:.0e} (keep n <= 8, k <= 4, m <= 6)."
+        )
     e, best = math.exp(eps), 0.0
     for others in itertools.combinations_with_replacement(range(k), n - 1):
         laws = _laws(R, others)

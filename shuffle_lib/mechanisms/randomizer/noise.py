@@ -67,14 +67,14 @@ from shuffle_lib.core import validate as v
 from shuffle_lib.core.types import Bracket, DirectModel
 
 NOISES = ("gaussian", "laplace")
-CDF_RTOL = 1e-13       # assumed relative error of a scipy cdf/sf value (item 2)
-FFT_C = 10.0           # FFT round-off constant, as in shuffle_lib.core.grid
-_U = 2.0 ** -53
-MAX_POINTS = 2 ** 23   # the single-user law's grid and the FFT window
-MAX_N = 10 ** 8
-TOP_CHARGE = 1e-13     # the cap T of item 3 is placed where P_1(V > T) is about this
-STEP = 0.03            # grid step h of W, in units of W's standard deviation (0.01 was slower and, through the round-off of a longer window, no tighter)
-WINDOW_Z = 14.0        # the sum's window: mean - z sd ... (item 4)
+CDF_RTOL = 1e-13  # assumed relative error of a scipy cdf/sf value (item 2)
+FFT_C = 10.0  # FFT round-off constant, as in shuffle_lib.core.grid
+_U = 2.0**-53
+MAX_POINTS = 2**23  # the single-user law's grid and the FFT window
+MAX_N = 10**8
+TOP_CHARGE = 1e-13  # the cap T of item 3 is placed where P_1(V > T) is about this
+STEP = 0.03  # grid step h of W, in sd(W) (0.01: slower, and no tighter through the round-off)
+WINDOW_Z = 14.0  # the sum's window: mean - z sd ... (item 4)
 
 
 @dataclass(frozen=True)
@@ -92,15 +92,20 @@ class Noise:
         d = self.dist
         if not hasattr(d, "sf") or not hasattr(d, "logpdf"):
             raise ValueError(f"noise must be a frozen scipy.stats distribution, got {d!r:.60}.")
-        y = np.linspace(-20.0, 20.0, 401) * max(float(d.std()), 1e-3) if math.isfinite(d.std()) else \
-            np.linspace(-50.0, 50.0, 401)
+        y = (
+            np.linspace(-20.0, 20.0, 401) * max(float(d.std()), 1e-3)
+            if math.isfinite(d.std())
+            else np.linspace(-50.0, 50.0, 401)
+        )
         if not np.allclose(d.cdf(y), d.sf(-y), rtol=1e-9, atol=1e-15):
             raise ValueError("noise must be symmetric about 0 (cdf(y) = sf(-y)).")
         L = d.logpdf(y - 1.0) - d.logpdf(y)
         L = L[np.isfinite(L)]
         if np.any(np.diff(L) < -1e-9 * (1 + np.abs(L[1:]))):
-            raise ValueError("noise must have a non-decreasing local loss log f(y-1) - log f(y) "
-                             "(a log-concave density).")
+            raise ValueError(
+                "noise must have a non-decreasing local loss log f(y-1) - log f(y) "
+                "(a log-concave density)."
+            )
 
     @property
     def gamma(self) -> float:
@@ -125,7 +130,7 @@ class Noise:
             return np.where(ell < -1.0 / b, -np.inf, out)
         lo = np.full(ell.shape, -1.0)
         hi = np.full(ell.shape, 2.0)
-        for _ in range(200):                      # widen: L(lo) <= ell < L(hi)
+        for _ in range(200):  # widen: L(lo) <= ell < L(hi)
             bad = self.loss(lo) > ell
             if not bad.any():
                 break
@@ -176,6 +181,7 @@ def _named(noise: str, scale: float) -> Noise:
 
 # ---- the n-fold sum of a lattice law, on a window, with its round-off (items 4, 5) ----
 
+
 def _log_mgf(logp: np.ndarray, k: np.ndarray, theta: float) -> float:
     a = logp + theta * k
     m = float(np.max(a))
@@ -185,7 +191,9 @@ def _log_mgf(logp: np.ndarray, k: np.ndarray, theta: float) -> float:
 def _chernoff_above(logp, k, n, B, extra=None):
     """log of a bound on P(S >= B), S a sum of n draws of the lattice law (and one of ``extra``)."""
     best = 0.0
-    for theta in np.geomspace(1e-6, 10.0, 60) / max(1.0, float(np.std(k[logp > -700])) if k.size > 1 else 1.0):
+    for theta in np.geomspace(1e-6, 10.0, 60) / max(
+        1.0, float(np.std(k[logp > -700])) if k.size > 1 else 1.0
+    ):
         val = -theta * B + (n - (extra is not None)) * _log_mgf(logp, k, theta)
         if extra is not None:
             val += _log_mgf(extra[0], extra[1], theta)
@@ -193,7 +201,9 @@ def _chernoff_above(logp, k, n, B, extra=None):
     return best
 
 
-def _sum_on_window(p: np.ndarray, k0: int, n: int, q: np.ndarray | None = None, min_points: int = 0):
+def _sum_on_window(
+    p: np.ndarray, k0: int, n: int, q: np.ndarray | None = None, min_points: int = 0
+):
     """The law of the sum of n draws from p (lattice values k0 + i), or of n - 1 from p and one
     from q (same lattice), on a window: (values, first lattice value, l1 error bound, window top).
     The window is the full support when it fits, else mean -+ WINDOW_Z sd, at least ``min_points``
@@ -206,8 +216,10 @@ def _sum_on_window(p: np.ndarray, k0: int, n: int, q: np.ndarray | None = None, 
     N = full if full <= max(width, 2 * p.size, min_points) else max(width, min_points)
     N = _fft.next_fast_len(max(N, p.size), real=True)
     if N > MAX_POINTS:
-        raise ValueError(f"n={n} needs an FFT of {N} points (over {MAX_POINTS}); take a coarser accuracy.")
-    start = 0 if N >= full else math.floor(n * mean - N / 2)      # in units of the sum of indices
+        raise ValueError(
+            f"n={n} needs an FFT of {N} points (over {MAX_POINTS}); take a coarser accuracy."
+        )
+    start = 0 if N >= full else math.floor(n * mean - N / 2)  # in units of the sum of indices
     fold = np.bincount(idx % N, weights=p, minlength=N)
     P = _fft.rfft(fold)
     d = FFT_C * _U * math.log2(N) * math.sqrt(N) * float(np.linalg.norm(fold))
@@ -217,11 +229,14 @@ def _sum_on_window(p: np.ndarray, k0: int, n: int, q: np.ndarray | None = None, 
         mg = np.abs(z) + dz
         with np.errstate(divide="ignore", under="ignore"):
             lg = np.log(np.maximum(mg, 1e-300))
-            bound = np.exp(k * lg)                          # (|z~| + d)^k
+            bound = np.exp(k * lg)  # (|z~| + d)^k
             near = np.exp((k - 1) * lg) if k >= 1 else np.zeros_like(mg)
         rnd = (k * _U * (np.abs(lg) + 4.0) + 8 * _U) * bound
-        return z ** k, k * dz * near + rnd, bound
-    Z, err, bound = powered(P, d, m) if m > 0 else (np.ones_like(P), np.zeros(P.size), np.ones(P.size))
+        return z**k, k * dz * near + rnd, bound
+
+    Z, err, bound = (
+        powered(P, d, m) if m > 0 else (np.ones_like(P), np.zeros(P.size), np.ones(P.size))
+    )
     if q is not None:
         Qf = _fft.rfft(np.bincount(np.arange(q.size) % N, weights=q, minlength=N))
         dq = FFT_C * _U * math.log2(N) * math.sqrt(N) * math.sqrt(float(np.dot(q, q)))
@@ -234,29 +249,31 @@ def _sum_on_window(p: np.ndarray, k0: int, n: int, q: np.ndarray | None = None, 
     Z = Z * np.exp(2j * np.pi * ph / N)
     err = err + 6 * _U * bound
     out = _fft.irfft(Z, n=N)
-    E = math.sqrt(2.0 * float(np.sum(err ** 2)))             # full-spectrum l2 error = l1 bound after irfft
+    E = math.sqrt(2.0 * float(np.sum(err**2)))  # full-spectrum l2 error = l1 bound after irfft
     l1 = E + FFT_C * _U * math.log2(N) * math.sqrt(N) * float(np.linalg.norm(out))
     return out, start + n * k0, l1, start + N + n * k0, N >= full
 
 
 # ---- the upper end ----
 
+
 def _w_law(nz: Noise, eps: float, h: float, top_charge: float):
     """The rounded, dominating law of W on the lattice k h: (pmf, first k, charge of item 3)."""
     g = nz.gamma
     e = math.exp(eps)
-    base = g * (1.0 - e)                                   # V at L = 0
+    base = g * (1.0 - e)  # V at L = 0
 
     def y_of(s):
         s = np.asarray(s, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
             ell = np.where(s >= base, np.log(s / g + e), eps - np.log1p(-s / g))
         return nz.y_of_loss(ell)
+
     # the cap T: P_1(V > T) <= top_charge, and the grid budget
     y_top = 1.0 + float(nz.dist.isf(top_charge))
     ell_top = float(nz.loss(np.array([y_top]))[0])
     T = g * (math.exp(min(ell_top, 700.0)) - e)
-    y_bot = float(nz.dist.ppf(top_charge * 1e-3))            # clip below where P_1(y <= y_bot) is tiny
+    y_bot = float(nz.dist.ppf(top_charge * 1e-3))  # clip below where P_1(y <= y_bot) is tiny
     ell_bot = float(nz.loss(np.array([y_bot]))[0])
     Tp = g * (math.exp(min(eps - ell_bot, 700.0)) - 1.0)
     kmax = math.ceil(T / h) if T > 0 else 0
@@ -271,12 +288,17 @@ def _w_law(nz: Noise, eps: float, h: float, top_charge: float):
     charge = float(nz.tail(ys[-1:], 1.0)[0]) * (1 + CDF_RTOL)
     # nu(V > s) and the cells below each point
     half = 0.5
-    nu_above = np.where(ys >= half, nz.tail(ys, 0.0),
-                        nz.tail(np.array(half), 0.0) + nz.mass(np.minimum(ys, half), np.full(ys.shape, half), 1.0))
+    nu_above = np.where(
+        ys >= half,
+        nz.tail(ys, 0.0),
+        nz.tail(np.array(half), 0.0) + nz.mass(np.minimum(ys, half), np.full(ys.shape, half), 1.0),
+    )
     a, b = ys[:-1], ys[1:]
     P1 = nz.mass(a, b, 1.0)
     P0 = nz.mass(a, b, 0.0)
-    nuC = nz.mass(np.maximum(a, half), np.maximum(b, half), 0.0) + nz.mass(np.minimum(a, half), np.minimum(b, half), 1.0)
+    nuC = nz.mass(np.maximum(a, half), np.maximum(b, half), 0.0) + nz.mass(
+        np.minimum(a, half), np.minimum(b, half), 1.0
+    )
     split = (g * (P1 - e * P0) - s[:-1] * nuC) / h
     marg = CDF_RTOL * 4 * (g * (P1 + e * P0) + np.abs(s[:-1]) * nuC) / h
     split = np.minimum(np.maximum(split, 0.0) + marg, nuC * (1 + CDF_RTOL) + marg)
@@ -285,7 +307,7 @@ def _w_law(nz: Noise, eps: float, h: float, top_charge: float):
     G[0] = 1.0
     G[1:] += np.where(s[1:] <= 0.0, 1.0 - g, 0.0) * (1 + 4 * _U)
     G[1:] = np.minimum(np.maximum.accumulate(G[1:][::-1])[::-1], 1.0)
-    G[-1] = max(G[-1], float(nu_above[-1]) * (1 + 4 * CDF_RTOL))   # the mass >= T sits at T
+    G[-1] = max(G[-1], float(nu_above[-1]) * (1 + 4 * CDF_RTOL))  # the mass >= T sits at T
     p = -np.diff(np.append(G, 0.0))
     p = np.maximum(p, 0.0)
     return p, int(kmin), charge
@@ -301,11 +323,13 @@ def _w_sd(nz: Noise, eps: float) -> float:
     w = w / w.sum() * g
     with np.errstate(over="ignore", invalid="ignore"):
         m = float(np.dot(w, V))
-        var = float(np.dot(w, V ** 2)) - m * m
+        var = float(np.dot(w, V**2)) - m * m
     return math.sqrt(max(var, 1e-24)) if math.isfinite(var) else 1.0
 
 
-def upper_delta(noise: str | Noise, n: int, eps: float, scale: float | None = None, step: float = STEP) -> float:
+def upper_delta(
+    noise: str | Noise, n: int, eps: float, scale: float | None = None, step: float = STEP
+) -> float:
     """The certified upper end of the shuffled delta(eps), one round: eq. (1) of the module
     docstring with the error budget there (items 1-5).
 
@@ -329,18 +353,18 @@ def upper_delta(noise: str | Noise, n: int, eps: float, scale: float | None = No
         return 1.0
     best = prev = math.inf
     for cap in CAPS:
-        if best < 1.0 and cap < 1e-6 * best:   # the charge is already negligible
+        if best < 1.0 and cap < 1e-6 * best:  # the charge is already negligible
             break
         val = _upper_pass(nz, n, eps, step, cap)
         best = min(best, val)
-        if val >= prev:                        # the round-off of the larger window dominates
+        if val >= prev:  # the round-off of the larger window dominates
             break
         prev = val
     return best
 
 
-CAPS = (1e-7, 1e-9, 1e-11, 1e-13)   # the cap charges tried in turn (upper_delta)
-COARSER = 3            # 4x coarser grids tried when a window does not fit
+CAPS = (1e-7, 1e-9, 1e-11, 1e-13)  # the cap charges tried in turn (upper_delta)
+COARSER = 3  # 4x coarser grids tried when a window does not fit
 
 
 def _upper_pass(nz: Noise, n: int, eps: float, step: float, top_charge: float) -> float:
@@ -352,14 +376,14 @@ def _upper_pass(nz: Noise, n: int, eps: float, step: float, top_charge: float) -
         try:
             vals, first, l1, top, exact = _sum_on_window(p, k0, n)
             break
-        except ValueError:         # the window would not fit in memory: a coarser grid
+        except ValueError:  # the window would not fit in memory: a coarser grid
             h *= 4.0
     else:
         return 1.0
     j = first + np.arange(vals.size)
     pos = np.maximum(j, 0) * h
     est = float(np.dot(pos, np.maximum(vals, 0.0))) + l1 * float(pos.max(initial=0.0))
-    if not exact and top > 0:                                # item 4: mass above the window
+    if not exact and top > 0:  # item 4: mass above the window
         keep = p > 0
         logp, kk = np.log(p[keep]), np.arange(p.size)[keep] + k0
         best = math.inf
@@ -372,10 +396,10 @@ def _upper_pass(nz: Noise, n: int, eps: float, step: float, top_charge: float) -
 
 # ---- the lower end: the exact delta of one view of the dataset (x, 0, ..., 0) ----
 
-VIEW_LEVELS = 20000    # lattice values of phi = floor(e^L / h'), at most
-VIEW_STEP = 0.05       # h' in units of the standard deviation of e^L under x = 0
-VIEW_WINDOW = 4        # the view's FFT window: at least this many times the single law's support
-                       # (the heavy upper tail of T aliases less: n = 1e3 Gaussian, 3.6e-6 -> 1e-22)
+VIEW_LEVELS = 20000  # lattice values of phi = floor(e^L / h'), at most
+VIEW_STEP = 0.05  # h' in units of the standard deviation of e^L under x = 0
+VIEW_WINDOW = 4  # the view's FFT window: at least this many times the single law's support
+# (the heavy upper tail of T aliases less: n = 1e3 Gaussian, 3.6e-6 -> 1e-22)
 
 
 def _view_laws(nz: Noise, levels: int) -> tuple[np.ndarray, np.ndarray]:
@@ -387,11 +411,11 @@ def _view_laws(nz: Noise, levels: int) -> tuple[np.ndarray, np.ndarray]:
     chi2 = math.expm1(min(float(_chi2_log(nz)), 600.0))
     hp = max(VIEW_STEP * math.sqrt(chi2), top / levels)
     levels = max(2, min(levels, math.ceil(top / hp)))
-    edges = np.log(np.arange(1, levels + 1) * hp)            # phi >= k  <=>  L >= log(k h')
-    ys = nz.y_of_loss(edges)                                  # sup{L <= edge}: phi >= k iff y > ys (ties: measure 0)
+    edges = np.log(np.arange(1, levels + 1) * hp)  # phi >= k  <=>  L >= log(k h')
+    ys = nz.y_of_loss(edges)  # sup{L <= edge}: phi >= k iff y > ys (ties: measure 0)
     out = []
     for x in (0.0, 1.0):
-        tail = nz.tail(ys, x)                                 # P(phi >= k), k = 1..K
+        tail = nz.tail(ys, x)  # P(phi >= k), k = 1..K
         G = np.concatenate(([1.0], tail, [0.0]))
         G[1:] = np.minimum.accumulate(G[1:])
         out.append(np.maximum(-np.diff(G), 0.0))
@@ -435,10 +459,11 @@ def view_sums(nz: Noise, n: int, levels: int = VIEW_LEVELS):
         a, first, l1a, top, exact = _sum_on_window(p0, 0, n, min_points=mp)
         b, _, l1b, _, _ = _sum_on_window(p0, 0, n, q=p1, min_points=mp)
         out = [0.0, 0.0]
-        if not exact:          # mass of either law outside the window aliases in
+        if not exact:  # mass of either law outside the window aliases in
             for i, (m, q) in enumerate(((n, None), (n - 1, p1))):
-                out[i] = math.exp(_log_chernoff_tail(p0, m, q, top, True)) + \
-                    math.exp(_log_chernoff_tail(p0, m, q, first, False))
+                out[i] = math.exp(_log_chernoff_tail(p0, m, q, top, True)) + math.exp(
+                    _log_chernoff_tail(p0, m, q, first, False)
+                )
         cand = (a, b, l1a, l1b, out[0], out[1])
         if best is None or sum(cand[2:]) < sum(best[2:]):
             best = cand
@@ -447,8 +472,9 @@ def view_sums(nz: Noise, n: int, levels: int = VIEW_LEVELS):
     return best
 
 
-def view_delta(noise: str | Noise, n: int, eps: float, scale: float | None = None,
-               levels: int = VIEW_LEVELS) -> float:
+def view_delta(
+    noise: str | Noise, n: int, eps: float, scale: float | None = None, levels: int = VIEW_LEVELS
+) -> float:
     """A certified lower end of the true shuffled delta(eps), one round: the exact delta of the
     view T = sum_i phi(y_i) of the datasets (0, 0, ..., 0) and (1, 0, ..., 0), both directions
     (module docstring), lowered by the FFT round-off and the aliased mass.
@@ -458,7 +484,7 @@ def view_delta(noise: str | Noise, n: int, eps: float, scale: float | None = Non
     nz = noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=MAX_N)
     eps = v.real("eps", eps, 0.0, 700.0)
-    levels = v.integer("levels", levels, lo=2, hi=10 ** 6)
+    levels = v.integer("levels", levels, lo=2, hi=10**6)
     a, b, l1a, l1b, out_a, out_b = view_sums(nz, n, levels)
     e = math.exp(eps)
     alias = out_a + out_b
@@ -469,8 +495,10 @@ def view_delta(noise: str | Noise, n: int, eps: float, scale: float | None = Non
 
 # ---- epsilon(delta), the bracket, the model ----
 
-EPS_RTOL = 1e-3        # an eps search stops when its ends are this close (relative)
-SEARCH_STEP = 0.1      # the upper eps search's W lattice step (3x faster than STEP; delta ~0.4 % higher)
+EPS_RTOL = 1e-3  # an eps search stops when its ends are this close (relative)
+SEARCH_STEP = (
+    0.1  # the upper eps search's W lattice step (3x faster than STEP; delta ~0.4 % higher)
+)
 
 
 def _search(f, delta: float, want_above: bool) -> float:
@@ -488,8 +516,10 @@ def _search(f, delta: float, want_above: bool) -> float:
         if hi > 700:
             return math.inf if not want_above else lo
         fhi = f(hi)
+
     def g(x):
         return math.log(max(x, 1e-300)) - math.log(delta)
+
     glo, ghi, side = g(flo), g(fhi), 0
     for i in range(40):
         if hi - lo <= EPS_RTOL * hi:
@@ -511,7 +541,8 @@ def _search(f, delta: float, want_above: bool) -> float:
 
 
 def upper_epsilon(noise: str | Noise, n: int, delta: float, scale: float | None = None) -> float:
-    """The certified upper end of eps(delta), one round: an eps whose :func:`upper_delta` is <= delta."""
+    """The certified upper end of eps(delta), one round: an eps whose :func:`upper_delta` is
+    <= delta."""
     nz = noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=MAX_N)
     delta = v.real("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
@@ -534,26 +565,42 @@ def delta_bracket(noise: str | Noise, n: int, eps: float, scale: float | None = 
     return Bracket(min(view_delta(nz, n, eps), hi), hi)
 
 
-def epsilon_bracket(noise: str | Noise, n: int, delta: float, scale: float | None = None) -> Bracket:
-    """[view_epsilon, upper_epsilon]: a certified bracket on the true shuffled eps(delta), one round."""
+def epsilon_bracket(
+    noise: str | Noise, n: int, delta: float, scale: float | None = None
+) -> Bracket:
+    """[view_epsilon, upper_epsilon]: a certified bracket on the true shuffled eps(delta), one
+    round."""
     nz = noise_law(noise, scale)
     hi = upper_epsilon(nz, n, delta)
     return Bracket(min(view_epsilon(nz, n, delta), hi), hi)
 
 
-def noise_model(n: int, noise: str | Noise, scale: float | None = None, compositions: int = 1) -> DirectModel:
+def noise_model(
+    n: int, noise: str | Noise, scale: float | None = None, compositions: int = 1
+) -> DirectModel:
     """The certified method (a :class:`~shuffle_lib.core.types.DirectModel`) for the registry: one
     round directly (this module), several through the dominating PLD of
     :mod:`~shuffle_lib.mechanisms.randomizer.noise_compose` and the Fourier accountant."""
     nz = noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=MAX_N)
-    K = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
-    info = {"noise": nz.name, "gamma": nz.gamma,
-            "route": "blanket sum by FFT (upper), exact delta of a lattice view of (x, 0, ..., 0) (lower)"
-            + ("" if K == 1 else "; rounds composed from a dominating PLD of the certified profile")}
+    K = v.integer("compositions", compositions, lo=1, hi=10**7)
+    info = {
+        "noise": nz.name,
+        "gamma": nz.gamma,
+        "route": "blanket sum by FFT (upper), exact delta of a lattice view of (x, 0, ..., 0) "
+        "(lower)"
+        + ("" if K == 1 else "; rounds composed from a dominating PLD of the certified profile"),
+    }
     if K == 1:
-        return DirectModel(lambda eps: [delta_bracket(nz, n, e) for e in eps],
-                           lambda delta: [epsilon_bracket(nz, n, d) for d in delta], info=info)
+        return DirectModel(
+            lambda eps: [delta_bracket(nz, n, e) for e in eps],
+            lambda delta: [epsilon_bracket(nz, n, d) for d in delta],
+            info=info,
+        )
     from shuffle_lib.mechanisms.randomizer import noise_compose as C
-    return DirectModel(lambda eps: C.composed_delta(nz, n, eps, K),
-                       lambda delta: C.composed_epsilon(nz, n, delta, K), info=info)
+
+    return DirectModel(
+        lambda eps: C.composed_delta(nz, n, eps, K),
+        lambda delta: C.composed_epsilon(nz, n, delta, K),
+        info=info,
+    )

@@ -51,15 +51,17 @@ from scipy import stats
 
 from shuffle_lib.core import fourier
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs_lower
+from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs
 from shuffle_lib.core.types import Bracket
 from shuffle_lib.mechanisms.randomizer import noise as N
 
-PROFILE_POINTS = 24    # eps grid points of the profile on [0, eps_hi] (besides the doubling probes)
-PROFILE_STEP = 0.1     # the profile's W lattice step (noise.STEP's unit): 3x faster, values ~0.4 % higher
+PROFILE_POINTS = 24  # eps grid points of the profile on [0, eps_hi] (besides the doubling probes)
+PROFILE_STEP = (
+    0.1  # the profile's W lattice step (noise.STEP's unit): 3x faster, values ~0.4 % higher
+)
 PROFILE_FLOOR = 1e-13  # eps_hi: the first doubling probe whose upper delta is below this
-MIX = 1e-14            # +inf mass mixed into P to cover the envelope's round-off
-EPS_PROBE = 1.0 / 64   # the first doubling probe
+MIX = 1e-14  # +inf mass mixed into P to cover the envelope's round-off
+EPS_PROBE = 1.0 / 64  # the first doubling probe
 
 
 def envelope_pld(eps: np.ndarray, u: np.ndarray) -> tuple[PLD, PLD]:
@@ -74,11 +76,12 @@ def envelope_pld(eps: np.ndarray, u: np.ndarray) -> tuple[PLD, PLD]:
     G is convex at 1 iff q_0 = 2 g'(1+) + 1 - g(1) >= 0; otherwise the points are first raised to
     the line through (1, g(1)) of slope (g(1) - 1)/2 (raising is safe).  The pair is symmetric:
     P-mass q_k at loss -eps_k, q_0 at 0, q_k e^{eps_k} at eps_k (q_k the slope's increase of g at
-    its vertex e^{eps_k}) and g(last) at +inf.  P and Q are then mixed with ``MIX`` of atoms of their
-    own (P's at +inf, Q's at -inf): the pair stays symmetric (one PLD serves both directions) and
-    its hockey stick rises by MIX (1 - G), which covers the round-off.
+    its vertex e^{eps_k}) and g(last) at +inf.  P and Q are then mixed with ``MIX`` of atoms of
+    their own (P's at +inf, Q's at -inf): the pair stays symmetric (one PLD serves both
+    directions) and its hockey stick rises by MIX (1 - G), which covers the round-off.
 
-    Raises: ValueError if eps, u differ in length, eps has no 0 or a negative entry, u is not in [0, 1].
+    Raises: ValueError if eps, u differ in length, eps has no 0 or a negative entry, u is not in
+    [0, 1].
     """
     eps = v.reals("eps", eps, lo=0.0)
     u = v.reals("u", u, lo=0.0, hi=1.0)
@@ -93,11 +96,11 @@ def envelope_pld(eps: np.ndarray, u: np.ndarray) -> tuple[PLD, PLD]:
     x = np.exp(e)
     hx, hy, he = _hull(x, y, e)
     s1 = (hy[1] - hy[0]) / (hx[1] - hx[0]) if hx.size > 1 else 0.0
-    if 2 * s1 + 1 - hy[0] < 0:                                  # raise onto the junction's line
+    if 2 * s1 + 1 - hy[0] < 0:  # raise onto the junction's line
         y = np.maximum(y, hy[0] + 0.5 * (hy[0] - 1) * (x - 1))
         hx, hy, he = _hull(x, y, e)
     slopes = np.append(np.diff(hy) / np.diff(hx), 0.0)
-    q = np.maximum(np.diff(slopes), 0.0)                        # at vertices 1..
+    q = np.maximum(np.diff(slopes), 0.0)  # at vertices 1..
     q0 = max(0.0, 2 * slopes[0] + 1 - hy[0])
     ek = he[1:]
     losses = np.concatenate((-ek[::-1], [0.0], ek))
@@ -106,7 +109,7 @@ def envelope_pld(eps: np.ndarray, u: np.ndarray) -> tuple[PLD, PLD]:
     losses, probs = losses[keep], probs[keep]
     inf = float(hy[-1])
     scale = (1.0 - MIX) / max(1.0, math.fsum(probs) + inf)
-    inf_pq = max(inf * scale + MIX, 1.0 - math.fsum(probs * scale))    # a deficit goes to +inf too
+    inf_pq = max(inf * scale + MIX, 1.0 - math.fsum(probs * scale))  # a deficit goes to +inf too
     pq = pld_from_losses(losses, probs * scale, min(1.0, inf_pq))
     return pq, pq
 
@@ -126,23 +129,29 @@ def _hull(x: np.ndarray, y: np.ndarray, e: np.ndarray):
 
 
 @functools.lru_cache(maxsize=16)
-def _profile(nz: N.Noise, n: int, points: int, step: float = PROFILE_STEP) -> tuple[tuple[float, ...], tuple[float, ...]]:
+def _profile(
+    nz: N.Noise, n: int, points: int, step: float = PROFILE_STEP
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
     probe, e = {}, EPS_PROBE
-    while True:       # doubling probes up to eps_hi: the floor reached, or a plateau (round-off)
+    while True:  # doubling probes up to eps_hi: the floor reached, or a plateau (round-off)
         probe[e] = N.upper_delta(nz, n, e, step=step)
-        if probe[e] <= PROFILE_FLOOR or e >= 64.0 or (e > EPS_PROBE and probe[e] > 0.5 * probe[e / 2]
-                                                        and probe[e] < 1e-6):
+        if (
+            probe[e] <= PROFILE_FLOOR
+            or e >= 64.0
+            or (e > EPS_PROBE and probe[e] > 0.5 * probe[e / 2] and probe[e] < 1e-6)
+        ):
             break
         e *= 2.0
-    grid = e * (np.arange(points + 1) / points) ** 2   # dense near 0, where K rounds' losses live
+    grid = e * (np.arange(points + 1) / points) ** 2  # dense near 0, where K rounds' losses live
     vals = {float(t): N.upper_delta(nz, n, float(t), step=step) for t in grid}
     vals.update(probe)
     ks = sorted(vals)
     return tuple(ks), tuple(vals[k] for k in ks)
 
 
-def profile_plds(noise: str | N.Noise, n: int, scale: float | None = None,
-                 points: int = PROFILE_POINTS) -> tuple[PLD, PLD]:
+def profile_plds(
+    noise: str | N.Noise, n: int, scale: float | None = None, points: int = PROFILE_POINTS
+) -> tuple[PLD, PLD]:
     """The dominating pair of one shuffled round (module docstring), both directions.
 
     Args: as :func:`~shuffle_lib.mechanisms.randomizer.noise.upper_delta`; points: grid points of
@@ -150,7 +159,7 @@ def profile_plds(noise: str | N.Noise, n: int, scale: float | None = None,
     """
     nz = N.noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=N.MAX_N)
-    points = v.integer("points", points, lo=2, hi=10 ** 4)
+    points = v.integer("points", points, lo=2, hi=10**4)
     eps, u = _profile(nz, n, points)
     return envelope_pld(np.array(eps), np.array(u))
 
@@ -166,7 +175,34 @@ def view_plds(nz: N.Noise, n: int) -> tuple[PLD, PLD, float]:
     B = np.append(B, max(0.0, 1.0 - B.sum()))
     err = 4.0 * max(l1a + out_a, l1b + out_b) + 1e-15
     A, B = A / A.sum(), B / B.sum()
-    return pld_from_pmfs_lower(A, B), pld_from_pmfs_lower(B, A), err
+    return _pmfs_lower(A, B), _pmfs_lower(B, A), err
+
+
+PMF_ULPS = (
+    8  # relative error, in units of 2^-53, of a PMF entry computed by a few double operations
+)
+
+
+def _pmfs_lower(p: np.ndarray, q: np.ndarray) -> PLD:
+    """A PLD dominated by that of the exact pair whose entries the doubles ``p``, ``q`` round
+    (each within ``PMF_ULPS`` units of 2^-53, relative), so float rounding never counts as loss.
+
+    An entry x-hat = x (1 + r), abs(r) <= u, so the exact loss log(P/Q) >= log(P-hat/Q-hat) -
+    2.0001 u; the computed loss is within 2^-52 (abs(log P-hat) + abs(log Q-hat)) of
+    log(P-hat/Q-hat).
+    Each loss is lowered by both bounds and each P-mass scaled by (1 - 1.0001 u) (1 - 2^-52); the
+    hockey stick increases with every mass and loss, so it is <= the exact pair's.
+    """
+    pld = pld_from_pmfs(p, q)
+    u = PMF_ULPS * 2.0**-53
+    shrink = (1.0 - 1.0001 * u) * (1.0 - 2.0**-52)
+    q_at = pld.probs * np.exp(-pld.losses)
+    err = 2.0001 * u + 2.0**-52 * (
+        np.abs(np.log(pld.probs)) + np.abs(np.log(q_at)) + np.abs(pld.losses) + 1.0
+    )
+    losses = pld.losses - err
+    order = np.argsort(losses, kind="stable")
+    return PLD(losses[order], pld.probs[order] * shrink, pld.inf_mass * shrink)
 
 
 def accounting_plds(n: int, noise: str | N.Noise, scale: float | None = None) -> tuple[PLD, PLD]:
@@ -191,7 +227,8 @@ def accounting_plds(n: int, noise: str | N.Noise, scale: float | None = None) ->
 
 
 def _gauss_sum_delta(mu: float, eps: float) -> float:
-    """Balle & Wang 2018, Thm 8: delta(eps) of N(0, 1) against N(mu, 1), lowered by its round-off."""
+    """Balle & Wang 2018, Thm 8: delta(eps) of N(0, 1) against N(mu, 1), lowered by its
+    round-off."""
     a = stats.norm.logcdf(mu / 2 - eps / mu)
     b = eps + stats.norm.logcdf(-mu / 2 - eps / mu)
     if b >= a:
@@ -199,12 +236,18 @@ def _gauss_sum_delta(mu: float, eps: float) -> float:
     return max(0.0, math.exp(a) * -math.expm1(b - a) * (1 - 1e-9) - 1e-300)
 
 
-def composed_delta(noise: str | N.Noise, n: int, eps, compositions: int, scale: float | None = None,
-                   points: int = PROFILE_POINTS) -> list[Bracket]:
+def composed_delta(
+    noise: str | N.Noise,
+    n: int,
+    eps,
+    compositions: int,
+    scale: float | None = None,
+    points: int = PROFILE_POINTS,
+) -> list[Bracket]:
     """Certified brackets on delta(eps) of ``compositions`` shuffled rounds (module docstring)."""
     nz = N.noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=N.MAX_N)
-    K = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    K = v.integer("compositions", compositions, lo=1, hi=10**7)
     eps = v.reals("eps", eps, lo=0.0)
     pq, qp = profile_plds(nz, n, points=points)
     up = fourier.delta_bracket([(pq, K)], [(qp, K)], eps)
@@ -219,13 +262,19 @@ def composed_delta(noise: str | N.Noise, n: int, eps, compositions: int, scale: 
     return out
 
 
-def composed_epsilon(noise: str | N.Noise, n: int, delta, compositions: int, scale: float | None = None,
-                     points: int = PROFILE_POINTS) -> list[Bracket]:
+def composed_epsilon(
+    noise: str | N.Noise,
+    n: int,
+    delta,
+    compositions: int,
+    scale: float | None = None,
+    points: int = PROFILE_POINTS,
+) -> list[Bracket]:
     """Certified brackets on eps(delta) of ``compositions`` shuffled rounds (module docstring):
     the lower end reads the view's bracket at delta + K e (1 + e^{eps_up}), which only lowers it."""
     nz = N.noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=N.MAX_N)
-    K = v.integer("compositions", compositions, lo=1, hi=10 ** 7)
+    K = v.integer("compositions", compositions, lo=1, hi=10**7)
     delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     pq, qp = profile_plds(nz, n, points=points)
     up = fourier.epsilon_bracket([(pq, K)], [(qp, K)], delta)

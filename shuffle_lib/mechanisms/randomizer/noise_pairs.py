@@ -22,12 +22,13 @@ import numpy as np
 from shuffle_lib.core import validate as v
 from shuffle_lib.mechanisms.randomizer import noise as N
 
-CELLS = 20001          # y grid
-LATTICE_STEP = 0.05    # h / sd(W)
+CELLS = 20001  # y grid
+LATTICE_STEP = 0.05  # h / sd(W)
 
 
-def blanket_pair_delta(noise: str | N.Noise, n: int, eps: float, x0: float, x1: float,
-                       scale: float | None = None) -> float:
+def blanket_pair_delta(
+    noise: str | N.Noise, n: int, eps: float, x0: float, x1: float, scale: float | None = None
+) -> float:
     """An estimate (no certificate) of the blanket bound on delta(eps) for the differing pair
     (x0, x1) (module docstring): the law of W by a midpoint rule on ``CELLS`` points over
     [-8 sd, 1 + 8 sd] (the tails beyond carry ~1e-15), rounded onto a lattice of step
@@ -36,7 +37,7 @@ def blanket_pair_delta(noise: str | N.Noise, n: int, eps: float, x0: float, x1: 
     Raises: ValueError naming a bad argument.
     """
     nz = N.noise_law(noise, scale)
-    n = v.integer("n", n, lo=1, hi=10 ** 5)
+    n = v.integer("n", n, lo=1, hi=10**5)
     eps = v.real("eps", eps, 0.0, 50.0)
     x0, x1 = v.real("x0", x0, 0.0, 1.0), v.real("x1", x1, 0.0, 1.0)
     sd = float(nz.dist.std())
@@ -54,7 +55,7 @@ def blanket_pair_delta(noise: str | N.Noise, n: int, eps: float, x0: float, x1: 
     sdw = math.sqrt(max(float(np.dot(probs, (values - mean) ** 2)), 1e-30))
     h = LATTICE_STEP * sdw
     k = np.floor(values / h)
-    frac = values / h - k                                     # mean-preserving split
+    frac = values / h - k  # mean-preserving split
     k0 = int(k.min())
     size = int(k.max()) - k0 + 2
     p = np.bincount((k - k0).astype(int), weights=probs * (1 - frac), minlength=size)
@@ -64,16 +65,23 @@ def blanket_pair_delta(noise: str | N.Noise, n: int, eps: float, x0: float, x1: 
     return float(np.dot(np.maximum(s, 0.0), np.maximum(vals, 0.0))) / (n * gamma)
 
 
-def others_at_delta(noise: str | N.Noise, n: int, eps: float, c: float, scale: float | None = None,
-                    step: float = 0.02) -> float:
+def others_at_delta(
+    noise: str | N.Noise,
+    n: int,
+    eps: float,
+    c: float,
+    scale: float | None = None,
+    step: float = 0.02,
+) -> float:
     """An estimate (no certificate) of the delta(eps) of a view of the datasets (x, c, ..., c),
     x = 0 against x = 1: T = sum_i floor(phi(y_i) / step), phi = (r_1 - r_0) / r_c (for c = 0 this
     is e^L - 1, the statistic of the certified lower end) clipped at its values at the noise's
-    1e-10 quantiles, laws by a midpoint rule and one FFT of the full support.  Compares candidate worst datasets for the lower end; the certified lower
-    end itself is :func:`~shuffle_lib.mechanisms.randomizer.noise.view_delta`.
+    1e-10 quantiles, laws by a midpoint rule and one FFT of the full support.  Compares
+    candidate worst datasets for the lower end; the certified lower end itself is
+    :func:`~shuffle_lib.mechanisms.randomizer.noise.view_delta`.
     """
     nz = N.noise_law(noise, scale)
-    n = v.integer("n", n, lo=2, hi=10 ** 4)
+    n = v.integer("n", n, lo=2, hi=10**4)
     eps = v.real("eps", eps, 0.0, 50.0)
     c = v.real("c", c, 0.0, 1.0)
     sd = float(nz.dist.std())
@@ -85,13 +93,15 @@ def others_at_delta(noise: str | N.Noise, n: int, eps: float, c: float, scale: f
     y, rc = y[keep], rc[keep]
     phi = (f(y - 1.0) - f(y)) / rc
     ends = np.array([float(nz.dist.ppf(1e-10)), 1.0 + float(nz.dist.isf(1e-10))])
-    lim = (f(ends - 1.0) - f(ends)) / f(ends - c)                # clipping: a post-processing too
+    lim = (f(ends - 1.0) - f(ends)) / f(ends - c)  # clipping: a post-processing too
     phi = np.clip(phi, lim.min(), lim.max())
     k = np.floor(phi / step).astype(np.int64)
     k -= k.min()
     size = int(k.max()) + 1
-    if size * n > 2 ** 24:
-        raise ValueError(f"step={step} gives a support of {size * n} points at n={n}; take a larger step.")
+    if size * n > 2**24:
+        raise ValueError(
+            f"step={step} gives a support of {size * n} points at n={n}; take a larger step."
+        )
     laws = {x: np.bincount(k, weights=f(y - x) * dy, minlength=size) for x in (0.0, 1.0, c)}
     M = 1 << math.ceil(math.log2(size * n + 1))
     base = np.fft.rfft(laws[c], M) ** (n - 1)

@@ -1,4 +1,14 @@
-"""Tables a reader compares, rendered by the book as numbered, captioned tables.
+"""The book's helpers, shared by every chapter and kept out of the numerical package.
+
+* :func:`table` -- tables a reader compares, rendered by the book as numbered, captioned tables;
+* :func:`fmt` and :func:`tex` -- numbers formatted once: fixed significant digits for printed
+  output (nbval compares text), ``1.2 \\times 10^{-6}`` for prose and captions;
+* :func:`glue_num` -- a computed number glued for the prose, rounded so nbval compares it stably;
+* :func:`progress` -- a progress bar on stderr in JupyterLab, silent when the book or the tests
+  execute a chapter;
+* :func:`style` -- the path of the book's matplotlib style file (``plt.style.use(style())``).
+
+Tables:
 
 A :class:`Table` holds cells that are already text (the chapter formats its computed numbers,
 ``f"{delta:.3g}"``) and shows itself two ways:
@@ -22,7 +32,9 @@ import re
 from collections.abc import Sequence
 
 _LABEL = re.compile(r"^[a-z][a-z0-9-]*$")
-_NUMBER = re.compile(r"^[-+−]?(?:[0-9][0-9_,]*\.?[0-9]*|\.[0-9]+)(?:e[-+]?[0-9]+)?%?$|^(?:inf|nan|—|-|--|n/a)$")
+_NUMBER = re.compile(
+    r"^[-+−]?(?:[0-9][0-9_,]*\.?[0-9]*|\.[0-9]+)(?:e[-+]?[0-9]+)?%?$|^(?:inf|nan|—|-|--|n/a)$"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +56,8 @@ class Table:
         lines = ["| " + " | ".join(cell(h) for h in self.header) + " |",
                  "|" + "|".join(rule[a] for a in self.align) + "|"]
         lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in self.rows]
-        out = [f"~~~~{{table}} {self.caption}", f":name: {self.label}", "", *lines, "~~~~"]   # tildes: the caption may hold `code`
+        # tildes: the caption may hold `code`
+        out = [f"~~~~{{table}} {self.caption}", f":name: {self.label}", "", *lines, "~~~~"]
         if self.filters:      # the selects above the table they filter
             out = ["```{raw} html", self._filter_html(), "```", ""] + out
         return "\n".join(out) + "\n"
@@ -54,16 +67,21 @@ class Table:
         selects = []
         for f, c in zip(self.filters, cols):
             values = sorted({_plain(r[c]) for r in self.rows})
-            opts = "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
+            opts = "".join(
+                f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values
+            )
             selects.append(f'<label>{html.escape(f)} <select data-col="{c}">'
                            f'<option value="">all</option>{opts}</select></label>')
-        script = ("(function(){var t=document.getElementById(%s);var box=document.getElementById(%s);"
-                  "if(!t||!box)return;var ss=box.querySelectorAll('select');function go(){var n=0;"
-                  "t.querySelectorAll('tbody tr').forEach(function(r){var ok=true;ss.forEach(function(s){"
-                  "if(s.value&&r.cells[+s.dataset.col].textContent.trim()!==s.value)ok=false;});"
-                  "r.style.display=ok?'':'none';if(ok)n++;});box.querySelector('output').textContent=n+' rows';}"
-                  "ss.forEach(function(s){s.addEventListener('change',go);});go();})();"
-                  % (json.dumps(self.label), json.dumps(self.label + "-filter")))
+        script = (
+            "(function(){var t=document.getElementById(%s);var box=document.getElementById(%s);"
+            "if(!t||!box)return;var ss=box.querySelectorAll('select');function go(){var n=0;"
+            "t.querySelectorAll('tbody tr').forEach(function(r){var ok=true;ss.forEach(function(s){"
+            "if(s.value&&r.cells[+s.dataset.col].textContent.trim()!==s.value)ok=false;});"
+            "r.style.display=ok?'':'none';if(ok)n++;});box.querySelector('output').textContent=n+' "
+            "rows';}"
+            "ss.forEach(function(s){s.addEventListener('change',go);});go();})();"
+            % (json.dumps(self.label), json.dumps(self.label + "-filter"))
+        )
         return (f'<div class="table-filter" id="{self.label}-filter">Show: {" ".join(selects)} '
                 f"<output></output></div>\n<script>document.addEventListener('DOMContentLoaded',function(){{"
                 f"{script}}});</script>")
@@ -73,7 +91,9 @@ class Table:
         width = [max(len(r[i]) for r in rows) for i in range(len(self.header))]
 
         def line(r: Sequence[str]) -> str:
-            return "  ".join(c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(r, width, self.align)).rstrip()
+            return "  ".join(
+                c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(r, width, self.align)
+            ).rstrip()
 
         return "\n".join([f"Table ({self.label}): {self.caption}", line(self.header),
                           "  ".join("-" * w for w in width), *(line(r) for r in rows[1:])])
@@ -102,8 +122,9 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]], caption: str,
 
     ``caption`` may hold MyST markup ($...$ math, roles); ``label`` (lower case, digits, hyphens)
     is the name ``{numref}`` cites; ``align`` has one letter per column, ``l``, ``r`` or ``c``
-    (default: ``r`` for a column whose cells all look like numbers, blanks, ``--`` or ``n/a``, else ``l``); ``filters`` names
-    columns that get a ``<select>`` in the rendered page.  No paper: this is the book's formatting.
+    (default: ``r`` for a column whose cells all look like numbers, blanks, ``--`` or ``n/a``, else
+    ``l``); ``filters`` names columns that get a ``<select>`` in the rendered page.  No paper: this
+    is the book's formatting.
     """
     header = tuple(str(h) for h in header)
     cells = tuple(tuple(str(c) for c in r) for r in rows)
@@ -111,18 +132,78 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]], caption: str,
         raise ValueError("header must name at least one column, got header=()")
     bad = [i for i, r in enumerate(cells) if len(r) != len(header)]
     if bad:
-        raise ValueError(f"rows must have {len(header)} cells each (one per header entry); rows {bad} do not")
+        raise ValueError(
+            f"rows must have {len(header)} cells each (one per header entry); rows {bad} do not"
+        )
     if not _LABEL.match(label):
-        raise ValueError(f"label must be lower case letters, digits and hyphens, got label={label!r}")
+        raise ValueError(
+            f"label must be lower case letters, digits and hyphens, got label={label!r}"
+        )
     if not caption.strip():
         raise ValueError("caption must be non-empty, got caption=''")
     if align is None:
-        align = "".join("r" if any(r[i].strip() for r in cells)
-                        and all(_NUMBER.match(r[i].strip()) or not r[i].strip() for r in cells) else "l"
-                        for i in range(len(header)))        # numbers (or blanks, --, n/a) right-aligned
+        align = "".join(
+            "r"
+            if any(r[i].strip() for r in cells)
+            and all(_NUMBER.match(r[i].strip()) or not r[i].strip() for r in cells)
+            else "l"
+            # numbers (or blanks, --, n/a) right-aligned
+            for i in range(len(header))
+        )
     if len(align) != len(header) or set(align) - set("lrc"):
         raise ValueError(f"align must have {len(header)} letters from 'lrc', got align={align!r}")
     missing = [f for f in filters if f not in header]
     if missing:
         raise ValueError(f"filters must name header columns {header}, got {missing}")
     return Table(header, cells, caption, label, align, tuple(filters))
+
+
+# ---- numbers, glue, progress, style ----
+
+def fmt(x: float | int | None, digits: int = 4) -> str:
+    """``x`` with ``digits`` significant digits (``g`` format); integers (and integral floats) as
+    integers, ``inf``/``-inf`` as such, ``None`` as ``--``."""
+    if x is None:
+        return "--"
+    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
+        return str(int(x))
+    if x != x or x in (float("inf"), float("-inf")):
+        return str(x)
+    return f"{x:.{digits}g}"
+
+
+def tex(x: float | int, digits: int = 3) -> str:
+    """``x`` for prose and captions in TeX: ``1.2 \\times 10^{-6}``, ``10^{-6}``, ``0.25``."""
+    if isinstance(x, int) or (float(x).is_integer() and abs(x) < 1e6):
+        return str(int(x))
+    mant, _, exp = f"{x:.{digits}g}".partition("e")
+    if not exp:
+        return mant
+    power = f"10^{{{int(exp)}}}"
+    return power if float(mant) == 1.0 else f"{mant} \\times {power}"
+
+
+def _glue(name: str, value: object, display: bool) -> None:
+    from myst_nb import glue
+    glue(name, value, display=display)
+
+
+def glue_num(name: str, x: float, digits: int = 6) -> None:
+    """Glue a computed number for the prose, rounded to ``digits`` significant digits so nbval
+    compares it stably."""
+    _glue(name, float(f"{x:.{digits}g}"), display=False)
+
+
+def progress(iterable, desc: str):
+    """A progress bar (tqdm, stderr) in JupyterLab; none when the book or the tests execute the
+    chapter (their kernels have no ``JPY_SESSION_NAME``), so no output changes."""
+    import os
+
+    from tqdm import tqdm
+    return tqdm(iterable, desc=desc, disable="JPY_SESSION_NAME" not in os.environ)
+
+
+def style() -> str:
+    """The path of the book's matplotlib style file, ``chapters/book.mplstyle``."""
+    import pathlib
+    return str(pathlib.Path(__file__).with_name("book.mplstyle"))

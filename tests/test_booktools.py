@@ -1,9 +1,15 @@
-"""shuffle_lib.tables: the book's captioned tables (issue 16) render as a MyST {table} and as
-aligned plain text, and reject malformed input."""
+"""chapters/booktools.py: the book's captioned tables render as a MyST {table} and as aligned
+plain text and reject malformed input; the shared number formats and glue helpers."""
+
+import math
+import pathlib
+import sys
 
 import pytest
 
-from shuffle_lib.tables import table
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "chapters"))
+
+from booktools import fmt, glue_num, progress, style, table, tex  # noqa: E402
 
 
 def test_markdown_is_a_named_myst_table_with_escaped_cells():
@@ -20,7 +26,7 @@ def test_plain_text_is_aligned():
 
 
 def test_plain_text_drops_the_escapes():
-    from shuffle_lib.tables import escape
+    from booktools import escape
     text = repr(table(["claim"], [[escape("[11] a_b | $x$")]], "c", "tbl-demo"))
     assert text.splitlines()[-1] == "[11] a_b | $x$"
 
@@ -49,3 +55,38 @@ def test_bad_input_names_the_parameter(kwargs, word):
     args = dict(header=["a", "b"], rows=[["1", "2"]], caption="c", label="tbl-ok") | kwargs
     with pytest.raises(ValueError, match=word):
         table(**args)
+
+
+def test_fmt_gives_fixed_significant_digits_and_names_the_infinities():
+    assert fmt(0.000123456) == "0.0001235"
+    assert fmt(123456.5, 3) == "1.23e+05"
+    assert fmt(math.inf) == "inf" and fmt(-math.inf) == "-inf" and fmt(None) == "--"
+    assert fmt(7) == "7"                       # integers stay integers
+    assert fmt(7.0) == "7"
+
+
+def test_tex_writes_powers_of_ten_for_prose():
+    assert tex(1.2e-6) == r"1.2 \times 10^{-6}"
+    assert tex(1e-6) == r"10^{-6}"
+    assert tex(0.25) == "0.25"
+    assert tex(1000) == "1000"
+
+
+def test_glue_num_rounds_before_gluing(monkeypatch):
+    seen = {}
+    monkeypatch.setattr("booktools._glue", lambda name, value, display: seen.update({name: value}))
+    glue_num("x", 1 / 3)
+    glue_num("y", 1 / 3, digits=2)
+    assert seen == {"x": 0.333333, "y": 0.33}
+
+
+def test_progress_is_silent_outside_jupyterlab(monkeypatch, capsys):
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    assert list(progress(range(3), "quiet")) == [0, 1, 2]
+    assert capsys.readouterr().err == ""
+
+
+def test_style_file_exists_and_sets_a_readable_font():
+    from matplotlib import rc_params_from_file
+    params = rc_params_from_file(style(), use_default_template=False)
+    assert params["font.size"] >= 11 and params["figure.dpi"] >= 150

@@ -1,0 +1,25 @@
+"""The library's named limits, tail cuts and slacks, each set once.
+
+Limits bound what a call may ask for (memory and time), tail cuts the probability mass a
+construction may move to +inf or drop, slacks the floating-point error a certified end allows for.
+"""
+
+MAX_COMPOSITIONS = 10 ** 7
+"""The most rounds a composition takes (``--compositions``, each count of
+``[(PLD, count), ...]``)."""
+
+MAX_SIZE = 10 ** 7
+"""The largest size argument of a construction whose cost grows with it (users of the bit-flip
+shuffler, categories of randomised response, pairs and chunks of a search)."""
+
+BINOMIAL_TAIL = 1e-40
+"""Mass cut from each tail of a binomial when a mechanism builds its PLDs (sent to +inf in the
+upper PLD, dropped from the lower one)."""
+
+REL_MARGIN = 1e-12
+"""Relative margin covering double rounding in products and sums of probabilities (inf masses,
+log-sum-exp sums): a certified upper end is multiplied by 1 + REL_MARGIN, a lower end by 1 - it."""
+
+LOSS_SLACK_ULPS = 64
+"""Units of 2^-52 (times max(1, max abs(L) + max(-log P))) by which a PLD's floating-point losses
+may be off: :func:`shuffle_lib.core.pld.loss_slack`."""
