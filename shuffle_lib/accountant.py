@@ -32,7 +32,9 @@ is composed and the maximum taken (at most :data:`MAX_ASYMMETRIC` such events); 
 event and are paired as they are.
 
 Refused (``supports`` is False, ``compose`` raises ``UnsupportedEventError``): a ``WorstCase`` model
-(several pairs, e.g. ``bitflip --m worst``) or a ``DirectModel`` other than ``ldp-shuffle`` mixed
+(several pairs, e.g. ``bitflip --m worst``) or a ``DirectModel`` other than ``ldp-shuffle``,
+``krr-*`` and the numeric ``randomizer --noise`` (whose envelope PLD,
+:mod:`~shuffle_lib.mechanisms.randomizer.noise_compose`, composes) mixed
 with any other event -- the maximum over pairs of a composition is not the composition of one
 pair, and no single dominating PLD is proved here; alone they are evaluated as the command line
 does.  Shuffle rounds under any relation but ``REPLACE_ONE`` (every declaration here is a
@@ -62,6 +64,7 @@ from shuffle_lib.core.pld import PLD
 from shuffle_lib.core.types import Bracket, DirectModel, PairModel, WorstCase
 from shuffle_lib.mechanisms.clones.compose import clone_plds
 from shuffle_lib.mechanisms.krr import krr_model
+from shuffle_lib.mechanisms.randomizer.noise_compose import accounting_plds
 
 NeighboringRelation = privacy_accountant.NeighboringRelation
 CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
@@ -303,7 +306,8 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
                 "over pairs of a composition is not one pair's, so it composes only with itself; "
                 "compose it alone, or fix the neighbouring configuration (one pair)."
             )
-        if isinstance(model, DirectModel) and event.mechanism not in (CLONES, *KRR):
+        if (isinstance(model, DirectModel) and event.mechanism not in (CLONES, *KRR)
+                and not _noise(event)):
             return (f"ShuffledEvent({event.mechanism!r}) has its own certified method (no PLDs): "
                     "it composes only with itself.")
         return None
@@ -335,6 +339,11 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
         out = []
         for e, c in self._events:
             if isinstance(e, ShuffledEvent):
+                if _noise(e):   # a numeric randomiser: its envelope PLD (noise_compose)
+                    p = e.values
+                    up, low = accounting_plds(p["n"], p["noise"], p["scale"])
+                    out.append(_Round(up, up, low, low, c))
+                    continue
                 model = self._model(e)
                 # one round streamed: its PLD pair
                 if isinstance(model, DirectModel) and e.mechanism in KRR:
@@ -464,6 +473,12 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
     def get_epsilon(self, target_delta: float) -> float:
         """The upper end of :meth:`get_epsilon_bracket` (a certified upper bound on eps)."""
         return self.get_epsilon_bracket(target_delta).upper
+
+
+def _noise(event: dp_event.DpEvent) -> bool:
+    """A shuffled numeric randomiser, ``ShuffledEvent("randomizer", noise=..., n=...)``."""
+    return isinstance(event, ShuffledEvent) and event.mechanism == "randomizer" and \
+        event.values.get("noise", "none") != "none"
 
 
 def _target_epsilon(x: Any) -> float:

@@ -50,6 +50,7 @@ from shuffle_lib.mechanisms.randomizer.decompose import (
     matrix_eps0,
     olh_g,
 )
+from shuffle_lib.mechanisms.randomizer.noise import NOISES, noise_model
 
 EXACT_2D_MAX = 1_000_000   # an asymmetric view is enumerated on (#T0, #T1) up to this many atoms
 VIEW_TAIL = 1e-30          # binomial tails a 1-d view leaves out (only lowers the lower end)
@@ -491,6 +492,8 @@ def randomizer_rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
     """Certified Renyi brackets of one round: the upper PLD of :func:`upper_pld` (its tail mass at
     +inf bounded by the pair's largest loss log((beta + s)/s)) and the views' exact PLDs."""
     orders = v.reals("orders", orders, lo=1.0, lo_open=True)
+    if params.get("noise", "none") != "none":
+        raise ValueError("rdp: --noise has no certified Renyi route yet.")
     decs, _ = decompositions(
         params["family"], params["matrix"] or None, params["k"], params["d"], params["eps0"]
     )
@@ -505,7 +508,17 @@ def randomizer_rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
     return evaluate.rdp_brackets(WorstCase(tuple(pairs)), orders)
 
 
-def _build(n, family, matrix, k, d, eps0, compositions=1, accuracy=DEFAULT_ACCURACY):
+def _build(n, family, matrix, k, d, eps0, noise="none", scale=0.0, compositions=1,
+           accuracy=DEFAULT_ACCURACY):
+    if noise != "none":
+        if family != "matrix" or matrix or k or d or eps0:
+            raise ValueError("--noise takes --scale only; --family, --matrix, --k, --d, --eps0 "
+                             "are for finite randomisers.")
+        if not scale > 0:
+            raise ValueError(f"--noise {noise} needs --scale > 0, got {scale}.")
+        return noise_model(n, noise, scale, compositions)
+    if scale:
+        raise ValueError("--scale belongs to --noise.")
     if family == "matrix" and (k or d or eps0):
         raise ValueError("--k, --d and --eps0 belong to --family; a --matrix gives its own eps0.")
     if family != "matrix" and matrix:
@@ -517,7 +530,7 @@ register(
     Mechanism(
         name="randomizer",
         summary="any finite local randomiser, shuffled (--matrix FILE or --family "
-                "krr|sue|oue|olh|blh|hr)",
+                "krr|sue|oue|olh|blh|hr), or a numeric one (--noise gaussian|laplace --scale S)",
         source="Balle et al. 2019 (privacy blanket); Feldman et al. 2021 Thm 3.2; Su, Cheng, Wang "
                "2026 "
         "(general clones); this project (chapter 'Shuffling the randomisers people deploy')",
@@ -556,6 +569,11 @@ register(
                 hi=30.0,
                 default=0.0,
             ),
+            Param("noise", str,
+                  "a numeric randomiser x + noise on inputs in [0, 1] (sensitivity 1)",
+                  choices=("none",) + NOISES, default="none"),
+            Param("scale", float, "--noise: the Gaussian's standard deviation / the Laplace b",
+                  lo=0.0, hi=1e6, default=0.0),
         ),
         build=_build,
         uses=("compositions", "accuracy"),

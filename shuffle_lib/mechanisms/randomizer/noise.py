@@ -1,0 +1,606 @@
+"""Shuffled numeric randomisers: each user reports x + Z for x in [0, 1], Z a noise of scale S.
+
+**The upper end: the privacy blanket as one n-fold convolution.**  Let r_x be the density of
+x + Z and nu(y) = inf_{x in [0, 1]} r_x(y) (Balle, Bell, Gascon & Nissim 2019, "The privacy
+blanket of the shuffle model", Sec. 3: every local law splits as R_x = gamma omega + (1 - gamma) L_x
+with gamma omega = nu, gamma = int nu).  For a unimodal noise density f, f(y - x) is unimodal in
+x, so nu(y) = min(f(y), f(y - 1)) and gamma = 2 P(Z > 1/2) (Gaussian: 2 Phi(-1/(2 sigma)),
+Laplace: e^{-1/(2b)}).  Each other user draws from omega with probability gamma; revealing who did
+not, and their reports, is a post-processing's inverse (the same law under both neighbours), so
+the view reduces to M ~ Bin(n - 1, gamma) and the multiset of {Y_diff} with M omega draws.  A
+multiset of t = M + 1 items has density prod omega(y_i) S_b / t under x_b, S_b = sum_i l_b(y_i),
+l_b = r_{x_b} / omega, so delta_t(eps) = E[(S_1 - e^eps S_0)_+] / t, and with
+C(n-1, m) / (m + 1) = C(n, m + 1) / n:
+
+    delta_blanket(eps) = E[(W_1 + ... + W_n)_+] / (n gamma),
+    W_j = B_j V(Y_j),  V = l_1 - e^eps l_0,  B_j ~ Bern(gamma),  Y_j ~ omega.          (1)
+
+For the pair (x_0, x_1) = (0, 1) and a symmetric noise with non-decreasing local loss
+L(y) = log f(y - 1) - log f(y) (a log-concave f), V = gamma (e^{max(L, 0)} - e^{eps + max(-L, 0)})
+is non-decreasing in y, and int_A V dnu = gamma (P_1(A) - e^eps P_0(A)) for every set A: the law of
+W, with its partial first moments, is read off the noise's cdf at the thresholds
+y_s = sup{y : V(y) <= s}.  The two directions are mirror images (y -> 1 - y).
+
+**Error budget of the upper end** (each item on a known side):
+
+1. *Mean-preserving rounding is free.*  W is rounded onto the grid s_k = k h by sending a value in
+   [s_k, s_k+1) up with probability (W - s_k)/h; the rounded sum S~ has E[S~ | W] = S, and (.)_+ is
+   convex, so E[S_+] <= E[S~_+] (Jensen): no charge.  The rounded law's tail at s_k is
+   nu(V > s_k) + [gamma (P_1(C) - e^eps P_0(C)) - s_{k-1} nu(C)] / h, C the cell below s_k.
+2. *Computed cdfs.*  scipy's cdf/sf values are taken to carry a relative error <= ``CDF_RTOL``
+   (an assumption about scipy, like ``PMF_RTOL`` for binom.pmf in the finite route); each tail value
+   is raised by the propagated bound, then made non-increasing from the top, so the law used
+   stochastically dominates the rounded one (the integrand is non-decreasing).
+3. *Clipping below* W at -T' raises W: free.  *Capping above* at T: (S)_+ <= (S^{<=T})_+ +
+   sum_j (W_j - T)_+, which adds E[(W - T)_+] / gamma <= P_1(V > T) to delta (computed, charged).
+4. *The n-fold law* by one real FFT on a window [A, A + N) (the full linear support when it fits:
+   no aliasing).  Mass of the sum outside the window aliases into it, which only adds to the
+   non-negative integrand's sum; what lies above the window is charged by the Chernoff bound
+   E[S_+ 1{S >= B}] <= e^{-theta B} M(2 theta)^n / (e theta) (x <= e^{theta x}/(e theta)),
+   M the rounded law's moment generating function, computed in log space.
+5. *Round-off*: the forward FFT's l2 error d <= C u log2(N) sqrt(N) l2(p) (``FFT_C`` = 10, as
+   :mod:`shuffle_lib.core.grid`), raised to the n-th power entry by entry: |z^n - z~^n| <=
+   n d (|z~| + d)^{n-1} plus the powering's 8 (n + 2) u (|z~| + d)^n; the inverse FFT maps spectral
+   l2 error E to l1 error sqrt(2) E and adds its own C u log2(N) sqrt(N) l2(out).  The l1 error
+   times the window's largest s_+ is added to E[S~_+].
+
+**The lower end** is the exact delta of a post-processed view of a concrete dataset: the
+differing user at 0 or 1, everyone else at 0, and the view T = sum_i phi(y_i) with
+phi(y) = min(floor(e^{L(y)} / h'), K) on a lattice.  With others at 0 the full view's likelihood
+ratio is (1/n) sum_i e^{L(y_i)}, so T is nearly sufficient.  Its laws are p_0^{*n} and
+p_0^{*(n-1)} * p_1; both directions' hockey sticks are evaluated on one FFT window and lowered
+by the round-off of item 5 and by the aliased P-mass (a Chernoff bound), so the result is a
+certified lower end on the true shuffled delta.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import fft as _fft
+from scipy import stats
+
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.types import Bracket, DirectModel
+
+NOISES = ("gaussian", "laplace")
+CDF_RTOL = 1e-13  # assumed relative error of a scipy cdf/sf value (item 2)
+FFT_C = 10.0  # FFT round-off constant, as in shuffle_lib.core.grid
+_U = 2.0**-53
+MAX_POINTS = 2**23  # the single-user law's grid and the FFT window
+MAX_N = 10**8
+TOP_CHARGE = 1e-13  # the cap T of item 3 is placed where P_1(V > T) is about this
+STEP = 0.03  # grid step h of W, in sd(W) (0.01: slower, and no tighter through the round-off)
+WINDOW_Z = 14.0  # the sum's window: mean - z sd ... (item 4)
+
+
+@dataclass(frozen=True)
+class Noise:
+    """A symmetric location family with non-decreasing local loss (log-concave density).
+
+    ``dist`` is a frozen scipy.stats continuous distribution centred at 0 (its ``scale``
+    already set); ``name`` names it in outputs.  Reports are x + Z for x in [0, 1].
+    """
+
+    dist: object
+    name: str = "custom"
+
+    def __post_init__(self):
+        d = self.dist
+        if not hasattr(d, "sf") or not hasattr(d, "logpdf"):
+            raise ValueError(f"noise must be a frozen scipy.stats distribution, got {d!r:.60}.")
+        y = (
+            np.linspace(-20.0, 20.0, 401) * max(float(d.std()), 1e-3)
+            if math.isfinite(d.std())
+            else np.linspace(-50.0, 50.0, 401)
+        )
+        if not np.allclose(d.cdf(y), d.sf(-y), rtol=1e-9, atol=1e-15):
+            raise ValueError("noise must be symmetric about 0 (cdf(y) = sf(-y)).")
+        L = d.logpdf(y - 1.0) - d.logpdf(y)
+        L = L[np.isfinite(L)]
+        if np.any(np.diff(L) < -1e-9 * (1 + np.abs(L[1:]))):
+            raise ValueError(
+                "noise must have a non-decreasing local loss log f(y-1) - log f(y) "
+                "(a log-concave density)."
+            )
+
+    @property
+    def gamma(self) -> float:
+        """The blanket's mass 2 P(Z > 1/2)."""
+        return 2.0 * float(self.dist.sf(0.5))
+
+    def loss(self, y: np.ndarray) -> np.ndarray:
+        """The local privacy loss L(y) = log f(y - 1) - log f(y)."""
+        return self.dist.logpdf(y - 1.0) - self.dist.logpdf(y)
+
+    def y_of_loss(self, ell: np.ndarray) -> np.ndarray:
+        """sup{y : L(y) <= ell} (+-inf where L never exceeds / stays below ell)."""
+        ell = np.asarray(ell, dtype=float)
+        kind = self.name
+        if kind == "gaussian":
+            s2 = float(self.dist.std()) ** 2
+            return s2 * ell + 0.5
+        if kind == "laplace":
+            b = float(self.dist.kwds.get("scale", self.dist.std() / math.sqrt(2)))
+            out = (b * ell + 1.0) / 2.0
+            out = np.where(ell >= 1.0 / b, np.inf, out)
+            return np.where(ell < -1.0 / b, -np.inf, out)
+        lo = np.full(ell.shape, -1.0)
+        hi = np.full(ell.shape, 2.0)
+        for _ in range(200):  # widen: L(lo) <= ell < L(hi)
+            bad = self.loss(lo) > ell
+            if not bad.any():
+                break
+            lo = np.where(bad, 2 * lo - 1, lo)
+        for _ in range(200):
+            bad = self.loss(hi) <= ell
+            if not bad.any():
+                break
+            hi = np.where(bad, 2 * hi, hi)
+        for _ in range(80):
+            mid = 0.5 * (lo + hi)
+            le = self.loss(mid) <= ell
+            lo, hi = np.where(le, mid, lo), np.where(le, hi, mid)
+        return lo
+
+    def tail(self, t: np.ndarray, x: float) -> np.ndarray:
+        """P(x + Z > t), from the accurate side."""
+        return self.dist.sf(np.asarray(t, dtype=float) - x)
+
+    def mass(self, a: np.ndarray, b: np.ndarray, x: float) -> np.ndarray:
+        """P(a < x + Z <= b), a difference of sf values above the centre, of cdf values below."""
+        a, b = np.asarray(a, dtype=float) - x, np.asarray(b, dtype=float) - x
+        up = self.dist.sf(a) - self.dist.sf(b)
+        down = self.dist.cdf(b) - self.dist.cdf(a)
+        return np.maximum(np.where(a >= 0, up, down), 0.0)
+
+
+def noise_law(noise: str | Noise, scale: float | None = None) -> Noise:
+    """A :class:`Noise` from a name ('gaussian': scale the standard deviation; 'laplace': scale
+    the b of e^{-|z|/b}/(2b)) or a :class:`Noise` (``scale`` then not given)."""
+    if isinstance(noise, Noise):
+        if scale is not None:
+            raise ValueError("scale belongs to a named noise; a Noise carries its own scale.")
+        return noise
+    if noise not in NOISES:
+        raise ValueError(f"noise must be one of {', '.join(NOISES)} or a Noise, got {noise!r}.")
+    if scale is None:
+        raise ValueError(f"noise {noise!r} needs a scale.")
+    scale = v.real("scale", scale, 0.0, 1e6, lo_open=True)
+    return _named(noise, scale)
+
+
+@functools.lru_cache(maxsize=32)
+def _named(noise: str, scale: float) -> Noise:
+    dist = stats.norm(0.0, scale) if noise == "gaussian" else stats.laplace(0.0, scale)
+    return Noise(dist, noise)
+
+
+# ---- the n-fold sum of a lattice law, on a window, with its round-off (items 4, 5) ----
+
+
+def _log_mgf(logp: np.ndarray, k: np.ndarray, theta: float) -> float:
+    a = logp + theta * k
+    m = float(np.max(a))
+    return m + math.log(float(np.sum(np.exp(a - m)))) + 1e-12 * (abs(m) + 1.0)
+
+
+def _chernoff_above(logp, k, n, B, extra=None):
+    """log of a bound on P(S >= B), S a sum of n draws of the lattice law (and one of ``extra``)."""
+    best = 0.0
+    for theta in np.geomspace(1e-6, 10.0, 60) / max(
+        1.0, float(np.std(k[logp > -700])) if k.size > 1 else 1.0
+    ):
+        val = -theta * B + (n - (extra is not None)) * _log_mgf(logp, k, theta)
+        if extra is not None:
+            val += _log_mgf(extra[0], extra[1], theta)
+        best = min(best, val)
+    return best
+
+
+def _sum_on_window(
+    p: np.ndarray, k0: int, n: int, q: np.ndarray | None = None, min_points: int = 0
+):
+    """The law of the sum of n draws from p (lattice values k0 + i), or of n - 1 from p and one
+    from q (same lattice), on a window: (values, first lattice value, l1 error bound, window top).
+    The window is the full support when it fits, else mean -+ WINDOW_Z sd, at least ``min_points``
+    wide (mass outside aliases in; see the callers for its charge)."""
+    idx = np.arange(p.size)
+    mean = float(np.dot(p, idx)) / max(float(p.sum()), 1e-300)
+    var = max(float(np.dot(p, (idx - mean) ** 2)), 1e-12)
+    full = n * (p.size - 1) + 1
+    width = int(2 * WINDOW_Z * math.sqrt(n * var) + 4 * math.sqrt(var) + 64)
+    N = full if full <= max(width, 2 * p.size, min_points) else max(width, min_points)
+    N = _fft.next_fast_len(max(N, p.size), real=True)
+    if N > MAX_POINTS:
+        raise ValueError(
+            f"n={n} needs an FFT of {N} points (over {MAX_POINTS}); take a coarser accuracy."
+        )
+    start = 0 if N >= full else math.floor(n * mean - N / 2)  # in units of the sum of indices
+    fold = np.bincount(idx % N, weights=p, minlength=N)
+    P = _fft.rfft(fold)
+    d = FFT_C * _U * math.log2(N) * math.sqrt(N) * float(np.linalg.norm(fold))
+    m = n - (q is not None)
+
+    def powered(z, dz, k):
+        mg = np.abs(z) + dz
+        with np.errstate(divide="ignore", under="ignore"):
+            lg = np.log(np.maximum(mg, 1e-300))
+            bound = np.exp(k * lg)  # (|z~| + d)^k
+            near = np.exp((k - 1) * lg) if k >= 1 else np.zeros_like(mg)
+        rnd = (k * _U * (np.abs(lg) + 4.0) + 8 * _U) * bound
+        return z**k, k * dz * near + rnd, bound
+
+    Z, err, bound = (
+        powered(P, d, m) if m > 0 else (np.ones_like(P), np.zeros(P.size), np.ones(P.size))
+    )
+    if q is not None:
+        Qf = _fft.rfft(np.bincount(np.arange(q.size) % N, weights=q, minlength=N))
+        dq = FFT_C * _U * math.log2(N) * math.sqrt(N) * math.sqrt(float(np.dot(q, q)))
+        qb = np.abs(Qf) + dq
+        err = err * qb + bound * dq + 4 * _U * bound * qb
+        bound = bound * qb
+        Z = Z * Qf
+    # shift the circular origin to the window's start (integer phase, reduced mod N first)
+    ph = (np.arange(Z.size, dtype=np.int64) * (start % N)) % N
+    Z = Z * np.exp(2j * np.pi * ph / N)
+    err = err + 6 * _U * bound
+    out = _fft.irfft(Z, n=N)
+    E = math.sqrt(2.0 * float(np.sum(err**2)))  # full-spectrum l2 error = l1 bound after irfft
+    l1 = E + FFT_C * _U * math.log2(N) * math.sqrt(N) * float(np.linalg.norm(out))
+    return out, start + n * k0, l1, start + N + n * k0, N >= full
+
+
+# ---- the upper end ----
+
+
+def _w_law(nz: Noise, eps: float, h: float, top_charge: float):
+    """The rounded, dominating law of W on the lattice k h: (pmf, first k, charge of item 3)."""
+    g = nz.gamma
+    e = math.exp(eps)
+    base = g * (1.0 - e)  # V at L = 0
+
+    def y_of(s):
+        s = np.asarray(s, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ell = np.where(s >= base, np.log(s / g + e), eps - np.log1p(-s / g))
+        return nz.y_of_loss(ell)
+
+    # the cap T: P_1(V > T) <= top_charge, and the grid budget
+    y_top = 1.0 + float(nz.dist.isf(top_charge))
+    ell_top = float(nz.loss(np.array([y_top]))[0])
+    T = g * (math.exp(min(ell_top, 700.0)) - e)
+    y_bot = float(nz.dist.ppf(top_charge * 1e-3))  # clip below where P_1(y <= y_bot) is tiny
+    ell_bot = float(nz.loss(np.array([y_bot]))[0])
+    Tp = g * (math.exp(min(eps - ell_bot, 700.0)) - 1.0)
+    kmax = math.ceil(T / h) if T > 0 else 0
+    kmin = -math.ceil(Tp / h)
+    if kmax - kmin + 1 > MAX_POINTS:
+        kmax = min(kmax, kmin + MAX_POINTS - 1) if kmax > 0 else kmax
+        if kmax - kmin + 1 > MAX_POINTS:
+            kmin = kmax - MAX_POINTS + 1
+    k = np.arange(kmin, kmax + 1)
+    s = k * h
+    ys = y_of(s)
+    charge = float(nz.tail(ys[-1:], 1.0)[0]) * (1 + CDF_RTOL)
+    # nu(V > s) and the cells below each point
+    half = 0.5
+    nu_above = np.where(
+        ys >= half,
+        nz.tail(ys, 0.0),
+        nz.tail(np.array(half), 0.0) + nz.mass(np.minimum(ys, half), np.full(ys.shape, half), 1.0),
+    )
+    a, b = ys[:-1], ys[1:]
+    P1 = nz.mass(a, b, 1.0)
+    P0 = nz.mass(a, b, 0.0)
+    nuC = nz.mass(np.maximum(a, half), np.maximum(b, half), 0.0) + nz.mass(
+        np.minimum(a, half), np.minimum(b, half), 1.0
+    )
+    split = (g * (P1 - e * P0) - s[:-1] * nuC) / h
+    marg = CDF_RTOL * 4 * (g * (P1 + e * P0) + np.abs(s[:-1]) * nuC) / h
+    split = np.minimum(np.maximum(split, 0.0) + marg, nuC * (1 + CDF_RTOL) + marg)
+    G = np.empty(k.size)
+    G[1:] = nu_above[1:] * (1 + 4 * CDF_RTOL) + split
+    G[0] = 1.0
+    G[1:] += np.where(s[1:] <= 0.0, 1.0 - g, 0.0) * (1 + 4 * _U)
+    G[1:] = np.minimum(np.maximum.accumulate(G[1:][::-1])[::-1], 1.0)
+    G[-1] = max(G[-1], float(nu_above[-1]) * (1 + 4 * CDF_RTOL))  # the mass >= T sits at T
+    p = -np.diff(np.append(G, 0.0))
+    p = np.maximum(p, 0.0)
+    return p, int(kmin), charge
+
+
+def _w_sd(nz: Noise, eps: float) -> float:
+    """sd of W on a coarse grid (only chooses the step h; not part of the bound)."""
+    g = nz.gamma
+    y = np.linspace(-12, 13, 20001) * max(float(nz.dist.std()), 1e-3) + 0.5 * 0
+    L = nz.loss(y)
+    V = g * (np.exp(np.maximum(L, 0)) - np.exp(eps + np.maximum(-L, 0)))
+    w = np.minimum(nz.dist.pdf(y), nz.dist.pdf(y - 1.0))
+    w = w / w.sum() * g
+    with np.errstate(over="ignore", invalid="ignore"):
+        m = float(np.dot(w, V))
+        var = float(np.dot(w, V**2)) - m * m
+    return math.sqrt(max(var, 1e-24)) if math.isfinite(var) else 1.0
+
+
+def upper_delta(
+    noise: str | Noise, n: int, eps: float, scale: float | None = None, step: float = STEP
+) -> float:
+    """The certified upper end of the shuffled delta(eps), one round: eq. (1) of the module
+    docstring with the error budget there (items 1-5).
+
+    The cap T of item 3 trades its charge against the round-off of item 5 (which grows with the
+    window, hence with T): the charges ``CAPS`` are tried in turn (short windows first) until the
+    charge is below 1e-6 of the value or a pass gives no smaller value; each pass is an upper end,
+    the smallest is returned.  A window too large for memory is retried on a 4x coarser grid (up
+    to ``COARSER`` times) before the trivial delta <= 1.
+
+    Args:
+      noise: 'gaussian', 'laplace' or a :class:`Noise`; scale: its scale for a name.
+      n: users, the differing one included; eps: the target >= 0; step: h / sd(W).
+    Returns: a float in [0, 1].
+    Raises: ValueError naming a bad argument.
+    """
+    nz = noise_law(noise, scale)
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    eps = v.real("eps", eps, 0.0, 700.0)
+    step = v.real("step", step, 0.0, 1.0, lo_open=True)
+    if nz.gamma <= 0.0:
+        return 1.0
+    best = prev = math.inf
+    for cap in CAPS:
+        if best < 1.0 and cap < 1e-6 * best:  # the charge is already negligible
+            break
+        val = _upper_pass(nz, n, eps, step, cap)
+        best = min(best, val)
+        if val >= prev:  # the round-off of the larger window dominates
+            break
+        prev = val
+    return best
+
+
+CAPS = (1e-7, 1e-9, 1e-11, 1e-13)  # the cap charges tried in turn (upper_delta)
+COARSER = 3  # 4x coarser grids tried when a window does not fit
+
+
+def _upper_pass(nz: Noise, n: int, eps: float, step: float, top_charge: float) -> float:
+    """One certified evaluation of eq. (1) with the cap charge ``top_charge`` (items 1-5)."""
+    g = nz.gamma
+    h = step * _w_sd(nz, eps) * min(1.0, math.sqrt(n / 16.0))
+    for _ in range(COARSER + 1):
+        p, k0, charge = _w_law(nz, eps, h, top_charge)
+        try:
+            vals, first, l1, top, exact = _sum_on_window(p, k0, n)
+            break
+        except ValueError:  # the window would not fit in memory: a coarser grid
+            h *= 4.0
+    else:
+        return 1.0
+    j = first + np.arange(vals.size)
+    pos = np.maximum(j, 0) * h
+    est = float(np.dot(pos, np.maximum(vals, 0.0))) + l1 * float(pos.max(initial=0.0))
+    if not exact and top > 0:  # item 4: mass above the window
+        keep = p > 0
+        logp, kk = np.log(p[keep]), np.arange(p.size)[keep] + k0
+        best = math.inf
+        for theta in np.geomspace(1e-9, 1.0, 91):
+            lb = -theta * top + n * _log_mgf(logp, kk, 2 * theta) - 1.0 - math.log(theta)
+            best = min(best, lb)
+        est += math.exp(min(best, 700.0)) * h
+    return min(1.0, est / (n * g) * (1 + 1e-12) + charge)
+
+
+# ---- the lower end: the exact delta of one view of the dataset (x, 0, ..., 0) ----
+
+VIEW_LEVELS = 20000  # lattice values of phi = floor(e^L / h'), at most
+VIEW_STEP = 0.05  # h' in units of the standard deviation of e^L under x = 0
+VIEW_WINDOW = 4  # the view's FFT window: at least this many times the single law's support
+# (the heavy upper tail of T aliases less: n = 1e3 Gaussian, 3.6e-6 -> 1e-22)
+
+
+def _view_laws(nz: Noise, levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """(p_0, p_1): the laws of phi(Y) = min(floor(e^{L(Y)} / h'), K) under x = 0 and x = 1, with
+    h' = VIEW_STEP sd(e^L) and K h' at most the P_1-quantile 1 - 1e-12 of e^L (K <= ``levels``).
+    Any phi is a post-processing: these choices only decide how tight the lower end is."""
+    y_hi = 1.0 + float(nz.dist.isf(1e-12))
+    top = math.exp(min(float(nz.loss(np.array([y_hi]))[0]), 600.0))
+    chi2 = math.expm1(min(float(_chi2_log(nz)), 600.0))
+    hp = max(VIEW_STEP * math.sqrt(chi2), top / levels)
+    levels = max(2, min(levels, math.ceil(top / hp)))
+    edges = np.log(np.arange(1, levels + 1) * hp)  # phi >= k  <=>  L >= log(k h')
+    ys = nz.y_of_loss(edges)  # sup{L <= edge}: phi >= k iff y > ys (ties: measure 0)
+    out = []
+    for x in (0.0, 1.0):
+        tail = nz.tail(ys, x)  # P(phi >= k), k = 1..K
+        G = np.concatenate(([1.0], tail, [0.0]))
+        G[1:] = np.minimum.accumulate(G[1:])
+        out.append(np.maximum(-np.diff(G), 0.0))
+    return out[0], out[1]
+
+
+def _chi2_log(nz: Noise) -> float:
+    """log(1 + chi^2(r_1 || r_0)) = log E_{r_0}[e^{2L}], by quadrature (chooses h' only)."""
+    sd = float(nz.dist.std())
+    y = np.linspace(-12 * sd, 12 * sd + 1, 40001)
+    lw = 2 * nz.dist.logpdf(y - 1.0) - nz.dist.logpdf(y)
+    m = float(np.max(lw))
+    return m + math.log(float(np.sum(np.exp(lw - m))) * (y[1] - y[0]))
+
+
+def _log_chernoff_tail(p: np.ndarray, m: int, q: np.ndarray | None, B: float, above: bool) -> float:
+    """log of a bound on P(S >= B) (``above``) or P(S < B), S = m draws of p plus one of q."""
+    keep = p > 0
+    lp, k = np.log(p[keep]), np.arange(p.size)[keep]
+    best = 0.0
+    sgn = 1.0 if above else -1.0
+    for theta in np.geomspace(1e-9, 1.0, 91):
+        val = -sgn * theta * B + m * _log_mgf(lp, sgn * k, theta)
+        if q is not None:
+            kq = q > 0
+            val += _log_mgf(np.log(q[kq]), sgn * np.arange(q.size)[kq], theta)
+        best = min(best, val)
+    return best
+
+
+@functools.lru_cache(maxsize=8)
+def view_sums(nz: Noise, n: int, levels: int = VIEW_LEVELS):
+    """The laws of T under (0, ..., 0) and (1, 0, ..., 0) on one FFT window, with their l1
+    round-off bounds and Chernoff bounds on the mass outside the window: (a, b, l1a, l1b, out_a,
+    out_b).  Two windows are tried (the default and ``VIEW_WINDOW`` times the single law's
+    support: the heavy upper tail of T aliases less, the round-off bound grows with the window);
+    the one with the smaller total bound is returned."""
+    p0, p1 = _view_laws(nz, levels)
+    best = None
+    for mp in (0, VIEW_WINDOW * p0.size):
+        a, first, l1a, top, exact = _sum_on_window(p0, 0, n, min_points=mp)
+        b, _, l1b, _, _ = _sum_on_window(p0, 0, n, q=p1, min_points=mp)
+        out = [0.0, 0.0]
+        if not exact:  # mass of either law outside the window aliases in
+            for i, (m, q) in enumerate(((n, None), (n - 1, p1))):
+                out[i] = math.exp(_log_chernoff_tail(p0, m, q, top, True)) + math.exp(
+                    _log_chernoff_tail(p0, m, q, first, False)
+                )
+        cand = (a, b, l1a, l1b, out[0], out[1])
+        if best is None or sum(cand[2:]) < sum(best[2:]):
+            best = cand
+        if exact:
+            break
+    return best
+
+
+def view_delta(
+    noise: str | Noise, n: int, eps: float, scale: float | None = None, levels: int = VIEW_LEVELS
+) -> float:
+    """A certified lower end of the true shuffled delta(eps), one round: the exact delta of the
+    view T = sum_i phi(y_i) of the datasets (0, 0, ..., 0) and (1, 0, ..., 0), both directions
+    (module docstring), lowered by the FFT round-off and the aliased mass.
+
+    Args as :func:`upper_delta`; levels: lattice values of phi.
+    """
+    nz = noise_law(noise, scale)
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    eps = v.real("eps", eps, 0.0, 700.0)
+    levels = v.integer("levels", levels, lo=2, hi=10**6)
+    a, b, l1a, l1b, out_a, out_b = view_sums(nz, n, levels)
+    e = math.exp(eps)
+    alias = out_a + out_b
+    d10 = float(np.sum(np.maximum(b - e * a, 0.0))) - l1b - e * l1a - alias
+    d01 = float(np.sum(np.maximum(a - e * b, 0.0))) - l1a - e * l1b - e * alias
+    return max(0.0, d10, d01) * (1 - 1e-12)
+
+
+# ---- epsilon(delta), the bracket, the model ----
+
+EPS_RTOL = 1e-3  # an eps search stops when its ends are this close (relative)
+SEARCH_STEP = (
+    0.1  # the upper eps search's W lattice step (3x faster than STEP; delta ~0.4 % higher)
+)
+
+
+def _search(f, delta: float, want_above: bool) -> float:
+    """For a non-increasing-in-trend f: the largest eps with f(eps) > delta found (``want_above``,
+    the lower end), else the smallest eps with f(eps) <= delta found (the upper end); regula falsi
+    on log f (Illinois) between ends whose values are on both sides, at most 40 evaluations.
+    Each end returned is certified by its own evaluation, whatever f's shape."""
+    lo, hi = 0.0, 0.25
+    flo = f(lo)
+    if flo <= delta:
+        return 0.0
+    fhi = f(hi)
+    while fhi > delta:
+        lo, flo, hi = hi, fhi, 2 * hi + 0.5
+        if hi > 700:
+            return math.inf if not want_above else lo
+        fhi = f(hi)
+
+    def g(x):
+        return math.log(max(x, 1e-300)) - math.log(delta)
+
+    glo, ghi, side = g(flo), g(fhi), 0
+    for i in range(40):
+        if hi - lo <= EPS_RTOL * hi:
+            break
+        mid = hi - ghi * (hi - lo) / (ghi - glo) if ghi < glo and i < 30 else 0.5 * (lo + hi)
+        if not lo + 0.01 * (hi - lo) < mid < hi - 0.01 * (hi - lo):
+            mid = 0.5 * (lo + hi)
+        fm = f(mid)
+        gm = g(fm)
+        if fm <= delta:
+            hi, ghi = mid, gm
+            glo = glo * 0.5 if side == 1 else glo
+            side = 1
+        else:
+            lo, glo = mid, gm
+            ghi = ghi * 0.5 if side == -1 else ghi
+            side = -1
+    return lo if want_above else hi
+
+
+def upper_epsilon(noise: str | Noise, n: int, delta: float, scale: float | None = None) -> float:
+    """The certified upper end of eps(delta), one round: an eps whose :func:`upper_delta` is
+    <= delta."""
+    nz = noise_law(noise, scale)
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    delta = v.real("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
+    return _search(lambda e: upper_delta(nz, n, e, step=SEARCH_STEP), delta, want_above=False)
+
+
+def view_epsilon(noise: str | Noise, n: int, delta: float, scale: float | None = None) -> float:
+    """A certified lower end of eps(delta), one round: an eps whose :func:`view_delta` is > delta
+    (0 if even eps = 0 is not)."""
+    nz = noise_law(noise, scale)
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    delta = v.real("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
+    return _search(lambda e: view_delta(nz, n, e), delta, want_above=True)
+
+
+def delta_bracket(noise: str | Noise, n: int, eps: float, scale: float | None = None) -> Bracket:
+    """[view_delta, upper_delta]: a certified bracket on the true shuffled delta(eps), one round."""
+    nz = noise_law(noise, scale)
+    hi = upper_delta(nz, n, eps)
+    return Bracket(min(view_delta(nz, n, eps), hi), hi)
+
+
+def epsilon_bracket(
+    noise: str | Noise, n: int, delta: float, scale: float | None = None
+) -> Bracket:
+    """[view_epsilon, upper_epsilon]: a certified bracket on the true shuffled eps(delta), one
+    round."""
+    nz = noise_law(noise, scale)
+    hi = upper_epsilon(nz, n, delta)
+    return Bracket(min(view_epsilon(nz, n, delta), hi), hi)
+
+
+def noise_model(
+    n: int, noise: str | Noise, scale: float | None = None, compositions: int = 1
+) -> DirectModel:
+    """The certified method (a :class:`~shuffle_lib.core.types.DirectModel`) for the registry: one
+    round directly (this module), several through the dominating PLD of
+    :mod:`~shuffle_lib.mechanisms.randomizer.noise_compose` and the Fourier accountant."""
+    nz = noise_law(noise, scale)
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    K = v.integer("compositions", compositions, lo=1, hi=10**7)
+    info = {
+        "noise": nz.name,
+        "gamma": nz.gamma,
+        "route": "blanket sum by FFT (upper), exact delta of a lattice view of (x, 0, ..., 0) "
+        "(lower)"
+        + ("" if K == 1 else "; rounds composed from a dominating PLD of the certified profile"),
+    }
+    if K == 1:
+        return DirectModel(
+            lambda eps: [delta_bracket(nz, n, e) for e in eps],
+            lambda delta: [epsilon_bracket(nz, n, d) for d in delta],
+            info=info,
+        )
+    from shuffle_lib.mechanisms.randomizer import noise_compose as C
+
+    return DirectModel(
+        lambda eps: C.composed_delta(nz, n, eps, K),
+        lambda delta: C.composed_epsilon(nz, n, delta, K),
+        info=info,
+    )

@@ -1,0 +1,407 @@
+"""The numeric randomisers (x + noise, x in [0, 1]) shuffled: the certified bracket against
+oracles that do not call the library's route.
+
+* n = 2: the exact delta of the two-user datasets (x, z), x in {0, 1}, by a 2-d midpoint rule on
+  a fine grid (the shuffled pair's density is the symmetrised product); the upper end must be >=
+  it for every z tried, the lower end (z = 0) <= the z = 0 value.
+* The Gaussian sum: the sum of the reports is a post-processing, N(x + sum, n sigma^2), whose
+  delta is the Gaussian mechanism's with sensitivity 1 and noise sigma sqrt(n) (closed form,
+  Balle & Wang 2018, Thm 8): a lower bound on the true worst case, so the upper end is >= it.
+* n = 1: the blanket bound is the local hockey stick, in closed form for both noises.
+* Several rounds: the envelope PLD against the Gaussian mechanism's closed form (one and K
+  rounds), n = 2 against the two-user pair's loss distribution composed by direct convolution, and
+  the K-round Gaussian sum's closed form.
+
+The heavier cases run with ``SHUFFLE_FULL=1``.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from shuffle_lib.cli import main
+from shuffle_lib.core.fourier import delta_bracket as fourier_delta
+from shuffle_lib.core.pld import hockey_stick
+from shuffle_lib.mechanisms.randomizer import noise as N
+from shuffle_lib.mechanisms.randomizer import noise_compose as C
+
+FULL = os.environ.get("SHUFFLE_FULL") == "1"
+
+
+def _two_user_pair(dist, z, cells=3001):
+    """The densities (times the cell area) of the multiset {x + Z1, z + Z2}, x = 1 and x = 0, on a
+    midpoint grid of cells^2 (the densities smooth: error far below the slack used)."""
+    sd = float(dist.std())
+    y = np.linspace(-10 * sd - 1, 10 * sd + 2, cells)
+    dy = y[1] - y[0]
+    r0, r1, rz = dist.pdf(y) * dy, dist.pdf(y - 1) * dy, dist.pdf(y - z) * dy
+    p1 = 0.5 * (np.outer(r1, rz) + np.outer(rz, r1))
+    p0 = 0.5 * (np.outer(r0, rz) + np.outer(rz, r0))
+    return p1, p0
+
+
+def _two_user_delta(dist, eps, z):
+    """delta of the two-user multiset between x = 1 and x = 0, both directions."""
+    p1, p0 = _two_user_pair(dist, z)
+    e = math.exp(eps)
+    return max(np.sum(np.maximum(p1 - e * p0, 0)), np.sum(np.maximum(p0 - e * p1, 0)))
+
+
+def _gauss_delta(mu, eps):
+    """Balle & Wang 2018 Thm 8: delta of N(0,1) vs N(mu,1)."""
+    return stats.norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu)
+
+
+@pytest.mark.parametrize(
+    "noise,eps",
+    [("gaussian", 0.1), ("laplace", 0.5)]
+    + ([("gaussian", 0.5), ("gaussian", 1.0), ("laplace", 0.1), ("laplace", 1.0)] if FULL else []),
+)
+def test_two_users_exact_delta_inside_bracket(noise, eps):
+    dist = stats.norm(0, 1.0) if noise == "gaussian" else stats.laplace(0, 1.0)
+    br = N.delta_bracket(noise, 2, eps, scale=1.0)
+    exact = [_two_user_delta(dist, eps, z) for z in (0.0, 0.5, 1.0)]
+    assert br.upper >= max(exact) * (1 + 1e-3)
+    assert br.lower <= exact[0] * (1 + 1e-3)
+    assert br.lower > 0 or exact[0] < 1e-9  # Laplace b = 1 is 1-DP: delta(1) = 0
+
+
+def test_three_users_exact_delta_below_upper():
+    """n = 3, others at 0: delta = E over (Z2, Z3) of the two-user-like sum, by a 3-d grid
+    (coarse, with a 1 % allowance derived from halving the grid: see the assert)."""
+    sd, eps = 1.0, 0.3
+    y = np.linspace(-7, 8, 241)
+    dy = y[1] - y[0]
+    r0, r1 = stats.norm.pdf(y), stats.norm.pdf(y - 1)
+    A, B, C = np.ix_(range(y.size), range(y.size), range(y.size))
+    q0 = r0[A] * r0[B] * r0[C]
+    q1 = (r1[A] * r0[B] * r0[C] + r0[A] * r1[B] * r0[C] + r0[A] * r0[B] * r1[C]) / 3
+    e = math.exp(eps)
+    exact = max(np.sum(np.maximum(q1 - e * q0, 0)), np.sum(np.maximum(q0 - e * q1, 0))) * dy**3
+    br = N.delta_bracket("gaussian", 3, eps, scale=sd)
+    assert br.lower <= exact * 1.01 and exact <= br.upper
+
+
+@pytest.mark.parametrize(
+    "n,eps", [(100, 0.1)] + ([(100, 0.02), (10_000, 0.02), (10_000, 0.1)] if FULL else [])
+)
+def test_gaussian_sum_closed_form_below_upper(n, eps):
+    lower_truth = _gauss_delta(1.0 / math.sqrt(n), eps)
+    assert N.upper_delta("gaussian", n, eps, scale=1.0) >= lower_truth
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.3, 1.0])
+def test_one_user_is_the_local_hockey_stick(eps):
+    up = N.upper_delta("gaussian", 1, eps, scale=1.0)
+    ex = _gauss_delta(1.0, eps)
+    assert ex <= up <= ex * (1 + 1e-3) + 1e-12
+    b = 0.7  # Laplace: L in [-1/b, 1/b]; delta = P1(L > eps) - e^eps P0(L > eps), closed form
+    t = (b * eps + 1) / 2 if eps < 1 / b else math.inf
+    ex_l = stats.laplace.sf(t - 1, scale=b) - math.exp(eps) * stats.laplace.sf(t, scale=b)
+    up_l = N.upper_delta("laplace", 1, eps, scale=b)
+    assert ex_l <= up_l <= ex_l * (1 + 1e-3) + 1e-12
+
+
+def test_custom_scipy_family_matches_named():
+    """A Noise built from scipy's logistic is accepted; the Gaussian as a custom Noise (numeric
+    loss inversion) gives the named route's value to 1e-6."""
+    g = N.Noise(stats.norm(0, 1.0))
+    assert N.upper_delta(g, 50, 0.2) == pytest.approx(
+        N.upper_delta("gaussian", 50, 0.2, scale=1.0), rel=1e-6
+    )
+    lg = N.Noise(stats.logistic(0, 0.5))
+    br = N.delta_bracket(lg, 20, 0.3)
+    assert 0 < br.lower <= br.upper < 1
+
+
+def test_rejects_asymmetric_or_non_log_concave_noise():
+    with pytest.raises(ValueError, match="symmetric"):
+        N.Noise(stats.gumbel_r(0, 1.0))
+    with pytest.raises(ValueError, match="log-concave"):
+        N.Noise(stats.t(2))
+
+
+@settings(max_examples=20 if FULL else 4, deadline=None)
+@given(
+    st.sampled_from(["gaussian", "laplace"]),
+    st.floats(0.3 if FULL else 0.7, 3.0),
+    st.integers(1, 300 if FULL else 40),
+    st.floats(0.0, 2.0),
+)
+def test_bracket_ordered_and_monotone(noise, scale, n, eps):
+    br = N.delta_bracket(noise, n, eps, scale=scale)
+    assert 0 <= br.lower <= br.upper <= 1
+    # more noise is more private (the upper end is the blanket of a post-processable family)
+    assert N.view_delta(noise, n, eps, scale=2 * scale) <= br.upper
+
+
+def test_epsilon_bracket_contains_delta_bracket_crossing():
+    n = 1000 if FULL else 200
+    br = N.epsilon_bracket("laplace", n, 1e-6, scale=1.0)
+    assert 0 < br.lower < br.upper
+    assert N.upper_delta("laplace", n, br.upper, scale=1.0) <= 1e-6
+    assert N.view_delta("laplace", n, br.lower, scale=1.0) > 1e-6
+
+
+def test_gaussian_n100_has_a_finite_upper_epsilon():
+    """The cap ladder keeps the round-off floor below 1e-6 at n = 100 (it was delta = 1: eps inf);
+    the search itself (5 s) with SHUFFLE_FULL=1."""
+    assert N.upper_delta("gaussian", 100, 1.5, scale=1.0) <= 1e-6
+    if FULL:
+        up = N.upper_epsilon("gaussian", 100, 1e-6, scale=1.0)
+        assert math.isfinite(up) and N.upper_delta("gaussian", 100, up, scale=1.0) <= 1e-6
+
+
+# ---- several rounds ----
+
+
+def _gauss_hockey(mu, eps):
+    """H_alpha of N(mu, 1) against N(0, 1) at alpha = e^eps, any real eps (Balle & Wang 2018,
+    Thm 8; for eps < 0 the same formula holds)."""
+    return stats.norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu)
+
+
+@pytest.mark.parametrize("wobble", [0.0, 0.3])
+def test_envelope_dominates_the_profile_everywhere(wobble):
+    """From upper values of the Gaussian mechanism's profile (exact, or raised by up to 30 % at
+    random: not convex), the envelope's hockey stick is >= the exact one at every eps, negative
+    ones included, in both directions, and equal to the exact one at the grid when exact."""
+    mu = 1.0
+    grid = np.linspace(0.0, 5.0, 21)
+    u = np.array([_gauss_hockey(mu, e) for e in grid])
+    u = np.minimum(1.0, u * (1 + wobble * np.random.default_rng(3).random(u.size)))
+    pq, qp = C.envelope_pld(grid, u)
+    assert (
+        math.fsum(pq.probs) + pq.inf_mass <= 1 + 1e-12
+        and math.fsum(qp.probs) + qp.inf_mass <= 1 + 1e-12
+    )
+    dense = np.linspace(-6.0, 7.0, 521)
+    truth = np.array([_gauss_hockey(mu, e) for e in dense])
+    for pld in (pq, qp):
+        assert np.all(hockey_stick(pld, dense) >= truth - 1e-15)
+    if wobble == 0.0:
+        assert np.allclose(hockey_stick(pq, grid), u, rtol=1e-9, atol=2e-14)
+
+
+def test_envelope_composed_dominates_the_k_fold_gaussian():
+    """K = 4 rounds of the envelope, composed by the Fourier accountant, stay >= the K-fold
+    Gaussian mechanism (mu sqrt K), and within 10 % of it at eps = 1 (a grid of step 0.1)."""
+    mu, K = 0.5, 4
+    grid = np.linspace(0.0, 4.0, 41)
+    pq, qp = C.envelope_pld(grid, np.array([_gauss_hockey(mu, e) for e in grid]))
+    eps = [0.25, 0.5, 1.0, 1.5]
+    br = fourier_delta([(pq, K)], [(qp, K)], eps)
+    for e, b in zip(eps, br):
+        exact = _gauss_hockey(mu * math.sqrt(K), e)
+        assert b.upper >= exact
+    assert br[2].upper <= 1.1 * _gauss_hockey(mu * math.sqrt(K), 1.0)
+
+
+def _composed_pair_delta(p1, p0, K, eps, shift):
+    """delta of K rounds of the pair (p1, p0), direction p1 / p0: the loss distribution binned on a
+    grid of 2e-3 with every loss moved ``shift`` (-1: down, a lower value; +1: up, an upper value)
+    and composed by direct convolution."""
+    keep = (p1 > 0) & (p0 > 0)
+    L = np.log(p1[keep] / p0[keep])
+    b = 2e-3
+    k = np.floor(L / b) if shift < 0 else np.ceil(L / b)
+    k0 = int(k.min())
+    w = np.bincount((k - k0).astype(int), weights=p1[keep])
+    out = w
+    for _ in range(K - 1):
+        out = np.convolve(out, w)
+    loss = (np.arange(out.size) + K * k0) * b
+    return float(np.sum(out * np.maximum(-np.expm1(eps - loss), 0.0)))
+
+
+def test_two_users_composed_inside_bracket():
+    """n = 2, Laplace b = 1, K = 2: the two-user dataset (x, 0)'s exact K-round delta (its loss
+    distribution composed by convolution, losses binned down / up) lies in the bracket."""
+    dist, K, eps = stats.laplace(0, 1.0), 2, [0.3, 0.8]
+    p1, p0 = _two_user_pair(dist, 0.0, cells=801)
+    br = C.composed_delta("laplace", 2, eps, K, scale=1.0, points=16)
+    for e, b in zip(eps, br):
+        down = max(_composed_pair_delta(p1, p0, K, e, -1), _composed_pair_delta(p0, p1, K, e, -1))
+        up = max(_composed_pair_delta(p1, p0, K, e, +1), _composed_pair_delta(p0, p1, K, e, +1))
+        assert b.upper >= down * (1 - 2e-3)  # the 801-cell midpoint rule: allowance 0.2 %
+        assert 0 < b.lower <= up * (1 + 2e-3)
+
+
+def test_composed_gaussian_above_the_k_round_sum():
+    """K rounds of the Gaussian sum (a post-processing) are the Gaussian mechanism with sensitivity
+    sqrt(K) and noise sigma sqrt(n): the composed upper end is >= it; the lower end is >= it too
+    (it takes the sum as one of its views) and <= the upper."""
+    n, K, sigma = (30, 5, 2.0)
+    eps = [0.2, 0.6]
+    br = C.composed_delta("gaussian", n, eps, K, scale=sigma, points=12)
+    for e, b in zip(eps, br):
+        exact = _gauss_hockey(math.sqrt(K / n) / sigma, e)
+        assert b.upper >= exact and exact * (1 - 1e-6) <= b.lower <= b.upper
+    eb = C.composed_epsilon("gaussian", n, [1e-6], K, scale=sigma, points=12)[0]
+    assert 0 < eb.lower <= eb.upper < math.inf
+
+
+def test_envelope_validation_names_the_argument():
+    with pytest.raises(ValueError, match="equal length"):
+        C.envelope_pld([0.0, 1.0], [0.5])
+    with pytest.raises(ValueError, match="compositions"):
+        C.composed_delta("laplace", 2, [0.1], 0, scale=1.0)
+
+
+def test_fine_binning_limit_against_matrix_route(tmp_path):
+    """Binning the Laplace report into 2 cells (y <= 1/2, y > 1/2) is a post-processing: the
+    finite randomiser's certified lower end (the matrix route) is <= our upper end."""
+    b, eps, n = 1.0, 0.2, 50
+    p = stats.laplace.sf(0.5, scale=b)
+    f = tmp_path / "m.json"
+    f.write_text(json.dumps({"matrix": [[1 - p, p], [p, 1 - p]]}))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "shuffle_lib",
+            "delta",
+            "randomizer",
+            "--matrix",
+            str(f),
+            "--n",
+            str(n),
+            "--eps",
+            str(eps),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    low = json.loads(out.stdout)["results"][0]["delta_lower"]
+    assert 0 < low <= N.upper_delta("laplace", n, eps, scale=b)
+
+
+@pytest.mark.parametrize("noise,K", [("gaussian", 1), ("laplace", 1), ("laplace", 2)])
+def test_cli_delta_json(noise, K, capsys):
+    """In-process (the subprocess route is the bad-input test's)."""
+    code = main(
+        [
+            "delta",
+            "randomizer",
+            "--noise",
+            noise,
+            "--scale",
+            "1",
+            "--n",
+            "2",
+            "--eps",
+            "0.1",
+            "0.5",
+            "--compositions",
+            str(K),
+            "--json",
+        ]
+    )
+    assert code == 0
+    res = json.loads(capsys.readouterr().out)["results"]
+    assert [r["eps"] for r in res] == [0.1, 0.5]
+    assert all(0 < r["delta_lower"] <= r["delta_upper"] for r in res)
+
+
+@pytest.mark.parametrize(
+    "args,word",
+    [
+        (["--scale", "-1"], "--scale"),
+        (["--scale", "0"], "--scale"),
+        (["--scale", "1", "--compositions", "0"], "--compositions"),
+        (["--scale", "1", "--k", "3"], "--noise"),
+    ],
+)
+def test_cli_bad_input(args, word, capsys):
+    code = main(["delta", "randomizer", "--noise", "gaussian", "--n", "2", "--eps", "0.1", *args])
+    err = capsys.readouterr().err
+    assert code == 2 and word in err and err.count("\n") == 1
+
+
+def test_cli_bad_input_subprocess_exit_code():
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "shuffle_lib",
+            "delta",
+            "randomizer",
+            "--noise",
+            "gaussian",
+            "--n",
+            "2",
+            "--eps",
+            "0.1",
+            "--scale",
+            "0",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2 and "--scale" in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_validation_names_the_argument():
+    with pytest.raises(ValueError, match="scale"):
+        N.upper_delta("gaussian", 10, 0.1, scale=-1.0)
+    with pytest.raises(ValueError, match="noise"):
+        N.upper_delta("cauchy", 10, 0.1, scale=1.0)
+    with pytest.raises(ValueError, match="n"):
+        N.upper_delta("gaussian", 0, 0.1, scale=1.0)
+
+
+def test_accountant_composes_the_noise_event_with_a_gaussian_event():
+    """ShuffledEvent('randomizer', noise='gaussian') composed with dp_accounting's GaussianDpEvent:
+    the K rounds' sums and the Gaussian event together are the Gaussian mechanism with
+    mu^2 = K / (sigma^2 n) + (2 / s)^2 (closed form; the Gaussian event's sensitivity is 2 under
+    dp_accounting's REPLACE_ONE, the shuffle rounds' relation): the bracket's upper end is >= it
+    (the sum is a post-processing), its lower end (built from the sums) is <= it."""
+    from dp_accounting import dp_event
+
+    from shuffle_lib.accountant import ShuffleAccountant, ShuffledEvent
+
+    n, sigma, K, s, eps = 4, 2.0, 2, 3.0, 0.5
+    acc = ShuffleAccountant().compose(
+        ShuffledEvent("randomizer", noise="gaussian", scale=sigma, n=n), K
+    )
+    acc.compose(dp_event.GaussianDpEvent(noise_multiplier=s))
+    br = acc.get_delta_bracket(eps)
+    exact = _gauss_hockey(math.sqrt(K / (sigma**2 * n) + (2 / s) ** 2), eps)
+    assert 0 < br.lower <= exact <= br.upper
+    assert acc.get_delta(eps) == br.upper
+
+
+def test_worst_pair_on_a_grid_is_zero_one():
+    """Evidence, not proof: over the ordered pairs of {0, 1/2, 1} the blanket estimate is largest at
+    (0, 1) / (1, 0), and at (0, 1) it agrees with the certified upper end to 0.2 % (two methods)."""
+    from shuffle_lib.mechanisms.randomizer import noise_pairs as P
+
+    n, eps = 20, 0.4
+    xs = (0.0, 0.5, 1.0)
+    vals = {
+        (a, b): P.blanket_pair_delta("laplace", n, eps, a, b, scale=1.0)
+        for a in xs
+        for b in xs
+        if a != b
+    }
+    assert max(vals, key=vals.get) in ((0.0, 1.0), (1.0, 0.0))
+    assert vals[0.0, 1.0] == pytest.approx(N.upper_delta("laplace", n, eps, scale=1.0), rel=2e-3)
+
+
+def test_others_at_zero_is_the_least_private_crowd():
+    """The lower end's dataset (x, 0, ..., 0) against others at 1/4 and 1/2 (estimates)."""
+    from shuffle_lib.mechanisms.randomizer import noise_pairs as P
+
+    d = [P.others_at_delta("laplace", 50, 0.3, c, scale=1.0, step=0.1) for c in (0.0, 0.25, 0.5)]
+    assert d[0] > d[1] > d[2] > 0
