@@ -19,10 +19,8 @@ from refresh_notebooks import ROOT, chapters, load, read_times, times_markdown, 
 
 CHAPTERS = chapters()
 
-# Chapters without a parameters cell, each with its reason; the lead empties what is done at merge.
+# Chapters without a parameters cell, each with its reason.
 KNOWN_WITHOUT_PARAMETERS = {
-    "07_gaussian_shuffle": "rewritten on another branch, which brings its parameters cell",
-    "01_background": "not yet: its small examples (h = 0.1, K = 50, eps0 = 0.5) are still literals",
     "90_ledger": "renders claims.csv; it has no size, eps0, n or rounds",
 }
 
