@@ -349,12 +349,10 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
                 if isinstance(model, DirectModel) and e.mechanism in KRR:
                     model = krr_model(e.mechanism.split("-", 1)[1], **e.values)
                 if isinstance(model, PairModel):
-                    low = (
-                        (model.pq, model.qp)
-                        if model.pq_lower is None
-                        else (model.pq_lower, model.qp_lower)
-                    )
-                    out.append(_Round(model.pq, model.qp, *low, c, model.tail_cut))
+                    low_pq, low_qp = model.pq, model.qp
+                    if model.pq_lower is not None and model.qp_lower is not None:
+                        low_pq, low_qp = model.pq_lower, model.qp_lower
+                    out.append(_Round(model.pq, model.qp, low_pq, low_qp, c, model.tail_cut))
                 else:   # ldp-shuffle (the only DirectModel allowed in a mixture)
                     p = e.values
                     up, low = clone_plds(p["n"], p["eps0"], p["pair"], K, self._accuracy)

@@ -83,6 +83,35 @@ class PLD:
         return PLD.trusted(self.losses, self.probs, min(1.0, self.inf_mass + extra))
 
 
+PMF_ULPS = (
+    8  # relative error, in units of 2^-53, of a PMF entry computed by a few double operations
+)
+
+
+def pld_from_pmfs_lower(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray) -> PLD:
+    """A PLD dominated by that of the exact pair whose entries the doubles ``p``, ``q`` round
+    (each within ``PMF_ULPS`` units of 2^-53, relative), so float rounding never counts as loss:
+    the lower end of a pair known only through computed PMFs (Koskela et al. 2021, eq. 2.2, with
+    this rounding bound).
+
+    An entry x-hat = x (1 + r), abs(r) <= u, so the exact loss log(P/Q) >= log(P-hat/Q-hat) -
+    2.0001 u; the computed loss is within 2^-52 (abs(log P-hat) + abs(log Q-hat)) of
+    log(P-hat/Q-hat).
+    Each loss is lowered by both bounds and each P-mass scaled by (1 - 1.0001 u) (1 - 2^-52); the
+    hockey stick increases with every mass and loss, so it is <= the exact pair's.
+    """
+    pld = pld_from_pmfs(p, q)
+    u = PMF_ULPS * 2.0**-53
+    shrink = (1.0 - 1.0001 * u) * (1.0 - 2.0**-52)
+    q_at = pld.probs * np.exp(-pld.losses)
+    err = 2.0001 * u + 2.0**-52 * (
+        np.abs(np.log(pld.probs)) + np.abs(np.log(q_at)) + np.abs(pld.losses) + 1.0
+    )
+    losses = pld.losses - err
+    order = np.argsort(losses, kind="stable")
+    return PLD(losses[order], pld.probs[order] * shrink, pld.inf_mass * shrink)
+
+
 def check_components(components: PLD | Sequence[tuple[PLD, int]], name: str = "components"
                      ) -> list[tuple[PLD, int]]:
     """A PLD, or a non-empty list of (PLD, count) pairs with counts in [1, 1e7], as a list of pairs

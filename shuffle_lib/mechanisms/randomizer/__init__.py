@@ -50,7 +50,8 @@ from shuffle_lib.mechanisms.randomizer.decompose import (
     matrix_eps0,
     olh_g,
 )
-from shuffle_lib.mechanisms.randomizer.noise import NOISES, noise_model
+from shuffle_lib.mechanisms.randomizer.noise import NOISES
+from shuffle_lib.mechanisms.randomizer.noise_compose import noise_model
 
 EXACT_2D_MAX = 1_000_000   # an asymmetric view is enumerated on (#T0, #T1) up to this many atoms
 VIEW_TAIL = 1e-30          # binomial tails a 1-d view leaves out (only lowers the lower end)

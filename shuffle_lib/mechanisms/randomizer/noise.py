@@ -58,13 +58,14 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import fft as _fft
 from scipy import stats
 
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.types import Bracket, DirectModel
+from shuffle_lib.core.types import Bracket
 
 NOISES = ("gaussian", "laplace")
 CDF_RTOL = 1e-13  # assumed relative error of a scipy cdf/sf value (item 2)
@@ -85,7 +86,7 @@ class Noise:
     already set); ``name`` names it in outputs.  Reports are x + Z for x in [0, 1].
     """
 
-    dist: object
+    dist: Any      # a frozen scipy.stats distribution (scipy ships no type stubs)
     name: str = "custom"
 
     def __post_init__(self):
@@ -201,7 +202,7 @@ def _chernoff_above(logp, k, n, B, extra=None):
     return best
 
 
-def _sum_on_window(
+def sum_on_window(
     p: np.ndarray, k0: int, n: int, q: np.ndarray | None = None, min_points: int = 0
 ):
     """The law of the sum of n draws from p (lattice values k0 + i), or of n - 1 from p and one
@@ -374,7 +375,7 @@ def _upper_pass(nz: Noise, n: int, eps: float, step: float, top_charge: float) -
     for _ in range(COARSER + 1):
         p, k0, charge = _w_law(nz, eps, h, top_charge)
         try:
-            vals, first, l1, top, exact = _sum_on_window(p, k0, n)
+            vals, first, l1, top, exact = sum_on_window(p, k0, n)
             break
         except ValueError:  # the window would not fit in memory: a coarser grid
             h *= 4.0
@@ -456,8 +457,8 @@ def view_sums(nz: Noise, n: int, levels: int = VIEW_LEVELS):
     p0, p1 = _view_laws(nz, levels)
     best = None
     for mp in (0, VIEW_WINDOW * p0.size):
-        a, first, l1a, top, exact = _sum_on_window(p0, 0, n, min_points=mp)
-        b, _, l1b, _, _ = _sum_on_window(p0, 0, n, q=p1, min_points=mp)
+        a, first, l1a, top, exact = sum_on_window(p0, 0, n, min_points=mp)
+        b, _, l1b, _, _ = sum_on_window(p0, 0, n, q=p1, min_points=mp)
         out = [0.0, 0.0]
         if not exact:  # mass of either law outside the window aliases in
             for i, (m, q) in enumerate(((n, None), (n - 1, p1))):
@@ -573,34 +574,3 @@ def epsilon_bracket(
     nz = noise_law(noise, scale)
     hi = upper_epsilon(nz, n, delta)
     return Bracket(min(view_epsilon(nz, n, delta), hi), hi)
-
-
-def noise_model(
-    n: int, noise: str | Noise, scale: float | None = None, compositions: int = 1
-) -> DirectModel:
-    """The certified method (a :class:`~shuffle_lib.core.types.DirectModel`) for the registry: one
-    round directly (this module), several through the dominating PLD of
-    :mod:`~shuffle_lib.mechanisms.randomizer.noise_compose` and the Fourier accountant."""
-    nz = noise_law(noise, scale)
-    n = v.integer("n", n, lo=1, hi=MAX_N)
-    K = v.integer("compositions", compositions, lo=1, hi=10**7)
-    info = {
-        "noise": nz.name,
-        "gamma": nz.gamma,
-        "route": "blanket sum by FFT (upper), exact delta of a lattice view of (x, 0, ..., 0) "
-        "(lower)"
-        + ("" if K == 1 else "; rounds composed from a dominating PLD of the certified profile"),
-    }
-    if K == 1:
-        return DirectModel(
-            lambda eps: [delta_bracket(nz, n, e) for e in eps],
-            lambda delta: [epsilon_bracket(nz, n, d) for d in delta],
-            info=info,
-        )
-    from shuffle_lib.mechanisms.randomizer import noise_compose as C
-
-    return DirectModel(
-        lambda eps: C.composed_delta(nz, n, eps, K),
-        lambda delta: C.composed_epsilon(nz, n, delta, K),
-        info=info,
-    )

@@ -51,8 +51,9 @@ from scipy import stats
 
 from shuffle_lib.core import fourier
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs
-from shuffle_lib.core.types import Bracket
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
+from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs_lower
+from shuffle_lib.core.types import Bracket, DirectModel
 from shuffle_lib.mechanisms.randomizer import noise as N
 
 PROFILE_POINTS = 24  # eps grid points of the profile on [0, eps_hi] (besides the doubling probes)
@@ -175,34 +176,7 @@ def view_plds(nz: N.Noise, n: int) -> tuple[PLD, PLD, float]:
     B = np.append(B, max(0.0, 1.0 - B.sum()))
     err = 4.0 * max(l1a + out_a, l1b + out_b) + 1e-15
     A, B = A / A.sum(), B / B.sum()
-    return _pmfs_lower(A, B), _pmfs_lower(B, A), err
-
-
-PMF_ULPS = (
-    8  # relative error, in units of 2^-53, of a PMF entry computed by a few double operations
-)
-
-
-def _pmfs_lower(p: np.ndarray, q: np.ndarray) -> PLD:
-    """A PLD dominated by that of the exact pair whose entries the doubles ``p``, ``q`` round
-    (each within ``PMF_ULPS`` units of 2^-53, relative), so float rounding never counts as loss.
-
-    An entry x-hat = x (1 + r), abs(r) <= u, so the exact loss log(P/Q) >= log(P-hat/Q-hat) -
-    2.0001 u; the computed loss is within 2^-52 (abs(log P-hat) + abs(log Q-hat)) of
-    log(P-hat/Q-hat).
-    Each loss is lowered by both bounds and each P-mass scaled by (1 - 1.0001 u) (1 - 2^-52); the
-    hockey stick increases with every mass and loss, so it is <= the exact pair's.
-    """
-    pld = pld_from_pmfs(p, q)
-    u = PMF_ULPS * 2.0**-53
-    shrink = (1.0 - 1.0001 * u) * (1.0 - 2.0**-52)
-    q_at = pld.probs * np.exp(-pld.losses)
-    err = 2.0001 * u + 2.0**-52 * (
-        np.abs(np.log(pld.probs)) + np.abs(np.log(q_at)) + np.abs(pld.losses) + 1.0
-    )
-    losses = pld.losses - err
-    order = np.argsort(losses, kind="stable")
-    return PLD(losses[order], pld.probs[order] * shrink, pld.inf_mass * shrink)
+    return pld_from_pmfs_lower(A, B), pld_from_pmfs_lower(B, A), err
 
 
 def accounting_plds(n: int, noise: str | N.Noise, scale: float | None = None) -> tuple[PLD, PLD]:
@@ -304,3 +278,32 @@ def _bisect_gauss(mu: float, delta: float, hi: float) -> float:
         else:
             hi = mid
     return lo
+
+
+def noise_model(
+    n: int, noise: str | N.Noise, scale: float | None = None, compositions: int = 1
+) -> DirectModel:
+    """The certified method (a :class:`~shuffle_lib.core.types.DirectModel`) for the
+    registry: one round directly (:mod:`~shuffle_lib.mechanisms.randomizer.noise`), several
+    through the dominating PLD of this module and the Fourier accountant."""
+    nz = N.noise_law(noise, scale)
+    n = v.integer("n", n, lo=1, hi=N.MAX_N)
+    K = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
+    info = {
+        "noise": nz.name,
+        "gamma": nz.gamma,
+        "route": "blanket sum by FFT (upper), exact delta of a lattice view of (x, 0, ..., 0) "
+        "(lower)"
+        + ("" if K == 1 else "; rounds composed from a dominating PLD of the certified profile"),
+    }
+    if K == 1:
+        return DirectModel(
+            lambda eps: [N.delta_bracket(nz, n, e) for e in eps],
+            lambda delta: [N.epsilon_bracket(nz, n, d) for d in delta],
+            info=info,
+        )
+    return DirectModel(
+        lambda eps: composed_delta(nz, n, eps, K),
+        lambda delta: composed_epsilon(nz, n, delta, K),
+        info=info,
+    )

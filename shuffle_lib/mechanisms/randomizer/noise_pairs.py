@@ -60,7 +60,7 @@ def blanket_pair_delta(
     size = int(k.max()) - k0 + 2
     p = np.bincount((k - k0).astype(int), weights=probs * (1 - frac), minlength=size)
     p += np.bincount((k - k0 + 1).astype(int), weights=probs * frac, minlength=size)
-    vals, first, _, _, _ = N._sum_on_window(p / p.sum(), k0, n)
+    vals, first, _, _, _ = N.sum_on_window(p / p.sum(), k0, n)
     s = (first + np.arange(vals.size)) * h
     return float(np.dot(np.maximum(s, 0.0), np.maximum(vals, 0.0))) / (n * gamma)
 
