@@ -23,6 +23,7 @@ from shuffle_lib.mechanisms import rr
 from shuffle_lib.mechanisms.clones import pairs
 from shuffle_lib.mechanisms.krr import base as krr_base
 from shuffle_lib.mechanisms.randomizer import decompose
+from shuffle_lib.mechanisms.randomizer import noise as noise_
 
 NAN, INF = math.nan, math.inf
 
@@ -74,8 +75,11 @@ ROLE_BY_NAME = {
     **dict.fromkeys(["pair", "adversary", "view", "family", "side", "v_form", "direction", "method", "mode",
                      "rounding", "verb", "accountant"], "choice"),
     **dict.fromkeys(["pld", "pld_pq", "pld_qp", "model", "cg", "pl", "pr", "dec", "prep", "components",
-                     "plds_pq", "plds_qp", "mech", "event", "meets"], "object"),
+                     "plds_pq", "plds_qp", "mech", "event", "meets", "nz"], "object"),
     **dict.fromkeys(["rng"], "rng"),
+    **dict.fromkeys(["noise"], "choice"),                # 'gaussian', 'laplace' (or a Noise object)
+    **dict.fromkeys(["scale", "step"], "pos"),
+    **dict.fromkeys(["levels"], "count"),
 }
 
 # ---- shared valid objects -----------------------------------------------------------------------
@@ -99,6 +103,7 @@ RNG = np.random.default_rng(0)
 X = np.array([[1.0, 0.5], [0.2, -0.3], [-1.0, 0.1], [0.3, 0.3]])
 Y = np.array([0, 1, 0, 1])
 THETA = np.zeros((2, 2))
+NZ = noise_.noise_law("laplace", 1.0)   # the numeric randomisers: Laplace is the fast one (n = 3)
 
 # ---- specimens ----------------------------------------------------------------------------------
 
@@ -281,6 +286,25 @@ _add("mechanisms.randomizer.decompose",
      pair_decomposition=dict(R=np.array(R3), i=0, j=1), matrix_decompositions=dict(R=R3), olh_g=dict(eps0=1.0),
      family_decomposition=dict(family="krr", eps0=1.0, k=3, d=0))
 _add("mechanisms.randomizer.exact", exact_worst_delta=dict(matrix=R3, n=3, eps=0.5, rounds=1))
+_add("mechanisms.randomizer.noise",
+     noise_law=dict(noise="laplace", scale=1.0), **{"Noise.gamma": dict(self=NZ)},
+     upper_delta=dict(noise="laplace", n=3, eps=0.5, scale=1.0, step=0.03),
+     view_delta=dict(noise="laplace", n=3, eps=0.5, scale=1.0, levels=200),
+     upper_epsilon=dict(noise="laplace", n=3, delta=0.1, scale=1.0),
+     view_epsilon=dict(noise="laplace", n=3, delta=0.1, scale=1.0),
+     delta_bracket=dict(noise="laplace", n=3, eps=0.5, scale=1.0),
+     epsilon_bracket=dict(noise="laplace", n=3, delta=0.1, scale=1.0),
+     view_sums=dict(nz=NZ, n=3, levels=200))
+_add("mechanisms.randomizer.noise_compose",
+     envelope_pld=dict(eps=np.array([0.0, 1.0]), u=np.array([0.5, 0.1])),
+     profile_plds=dict(noise="laplace", n=3, scale=1.0, points=2), view_plds=dict(nz=NZ, n=3),
+     accounting_plds=dict(n=3, noise="laplace", scale=1.0),
+     composed_delta=dict(noise="laplace", n=3, eps=[0.5], compositions=2, scale=1.0, points=2),
+     composed_epsilon=dict(noise="laplace", n=3, delta=[0.1], compositions=2, scale=1.0, points=2),
+     noise_model=dict(n=3, noise="laplace", scale=1.0, compositions=1))
+_add("mechanisms.randomizer.noise_pairs",
+     blanket_pair_delta=dict(noise="laplace", n=3, eps=0.5, x0=0.0, x1=1.0, scale=1.0),
+     others_at_delta=dict(noise="laplace", n=3, eps=0.5, c=0.0, scale=1.0, step=0.1))
 _add("mechanisms.clones.compose",
      clone_model=dict(n=50, eps0=1.0, compositions=1, pair="fmt21", accuracy=1e-3, rounds=None),
      delta_bracket=dict(n=50, eps0=1.0, eps=[0.5], compositions=1, pair="fmt21", accuracy=1e-3, rounds=None),
@@ -422,6 +446,11 @@ ROLES: dict[str, dict[str, str | None]] = {
     **{f"shuffle_lib.mechanisms.randomizer.{f}": {"k": "count0", "d": "count0", "eps0": "nonneg"}
        for f in ("decompositions", "randomizer_model")},
     "shuffle_lib.mechanisms.randomizer.decompose.family_decomposition": {"k": "count0", "d": "count0"},
+    # the numeric randomisers: the envelope's values u are deltas in [0, 1]; the differing pair
+    # (x0, x1) and the others' input c lie in [0, 1] (0 included)
+    "shuffle_lib.mechanisms.randomizer.noise_compose.envelope_pld": {"u": "probs"},
+    "shuffle_lib.mechanisms.randomizer.noise_pairs.blanket_pair_delta": {"x0": "prob", "x1": "prob"},
+    "shuffle_lib.mechanisms.randomizer.noise_pairs.others_at_delta": {"c": "prob"},
 }
 
 # ---- not swept --------------------------------------------------------------------------------
@@ -442,6 +471,13 @@ NOT_SWEPT = {
                                           "into other tests); its argument is a declaration, checked by "
                                           "tests/test_registry.py",
     "shuffle_lib.core.validate.json_file": "reads a file by path; swept through load_pmfs and load_matrix",
+    **{f"shuffle_lib.mechanisms.randomizer.noise.Noise.{f}": "the noise's elementwise kernels on arrays "
+       "(numpy's semantics: NaN in, NaN out), evaluated on grids their callers built from validated "
+       "arguments; the Noise itself is checked when it is made" for f in ("loss", "y_of_loss", "tail", "mass")},
+    "shuffle_lib.mechanisms.randomizer.noise.sum_on_window": "a building block called only with lattice laws "
+                                                             "its callers computed from validated arguments "
+                                                             "(swept through upper_delta, view_sums, "
+                                                             "blanket_pair_delta)",
     "shuffle_lib.cli.user_words": "rewrites an error message's parameter names into option names (text in, "
                                   "text out); swept through every CLI error by tests/test_cli_bad_input.py",
 }

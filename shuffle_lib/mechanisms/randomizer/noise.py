@@ -204,7 +204,7 @@ def _chernoff_above(logp, k, n, B, extra=None):
 
 def sum_on_window(
     p: np.ndarray, k0: int, n: int, q: np.ndarray | None = None, min_points: int = 0
-):
+) -> tuple[np.ndarray, int, float, int, bool]:
     """The law of the sum of n draws from p (lattice values k0 + i), or of n - 1 from p and one
     from q (same lattice), on a window: (values, first lattice value, l1 error bound, window top).
     The window is the full support when it fits, else mean -+ WINDOW_Z sd, at least ``min_points``
@@ -448,12 +448,17 @@ def _log_chernoff_tail(p: np.ndarray, m: int, q: np.ndarray | None, B: float, ab
 
 
 @functools.lru_cache(maxsize=8)
-def view_sums(nz: Noise, n: int, levels: int = VIEW_LEVELS):
+def view_sums(
+    nz: Noise, n: int, levels: int = VIEW_LEVELS
+) -> tuple[np.ndarray, np.ndarray, float, float, float, float]:
     """The laws of T under (0, ..., 0) and (1, 0, ..., 0) on one FFT window, with their l1
     round-off bounds and Chernoff bounds on the mass outside the window: (a, b, l1a, l1b, out_a,
     out_b).  Two windows are tried (the default and ``VIEW_WINDOW`` times the single law's
     support: the heavy upper tail of T aliases less, the round-off bound grows with the window);
     the one with the smaller total bound is returned."""
+    v.instance("nz", nz, Noise)
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    levels = v.integer("levels", levels, lo=2, hi=10**6)
     p0, p1 = _view_laws(nz, levels)
     best = None
     for mp in (0, VIEW_WINDOW * p0.size):
@@ -470,6 +475,7 @@ def view_sums(nz: Noise, n: int, levels: int = VIEW_LEVELS):
             best = cand
         if exact:
             break
+    assert best is not None  # the first window always gives a candidate
     return best
 
 

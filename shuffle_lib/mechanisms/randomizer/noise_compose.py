@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats
@@ -169,6 +170,8 @@ def profile_plds(
 def view_plds(nz: N.Noise, n: int) -> tuple[PLD, PLD, float]:
     """The view's pair (A w.r.t. B, B w.r.t. A) as computed, and e = max(e_a, e_b), the l1 bound
     of the module docstring (round-off, aliased mass, clipping, the outside lumped)."""
+    v.instance("nz", nz, N.Noise)
+    n = v.integer("n", n, lo=1, hi=N.MAX_N)
     a, b, l1a, l1b, out_a, out_b = N.view_sums(nz, n)
     A, B = np.maximum(a, 0.0), np.maximum(b, 0.0)
     A, B = A / max(1.0, A.sum()), B / max(1.0, B.sum())
@@ -213,7 +216,7 @@ def _gauss_sum_delta(mu: float, eps: float) -> float:
 def composed_delta(
     noise: str | N.Noise,
     n: int,
-    eps,
+    eps: float | Sequence[float] | np.ndarray,
     compositions: int,
     scale: float | None = None,
     points: int = PROFILE_POINTS,
@@ -239,7 +242,7 @@ def composed_delta(
 def composed_epsilon(
     noise: str | N.Noise,
     n: int,
-    delta,
+    delta: float | Sequence[float] | np.ndarray,
     compositions: int,
     scale: float | None = None,
     points: int = PROFILE_POINTS,

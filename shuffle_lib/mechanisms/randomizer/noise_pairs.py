@@ -84,6 +84,7 @@ def others_at_delta(
     n = v.integer("n", n, lo=2, hi=10**4)
     eps = v.real("eps", eps, 0.0, 50.0)
     c = v.real("c", c, 0.0, 1.0)
+    step = v.real("step", step, 0.0, lo_open=True)
     sd = float(nz.dist.std())
     y = np.linspace(-8 * sd, 1 + 8 * sd, 200001)
     dy = y[1] - y[0]
