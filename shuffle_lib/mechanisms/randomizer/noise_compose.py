@@ -224,7 +224,7 @@ def composed_delta(
     """Certified brackets on delta(eps) of ``compositions`` shuffled rounds (module docstring)."""
     nz = N.noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=N.MAX_N)
-    K = v.integer("compositions", compositions, lo=1, hi=10**7)
+    K = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     eps = v.reals("eps", eps, lo=0.0)
     pq, qp = profile_plds(nz, n, points=points)
     up = fourier.delta_bracket([(pq, K)], [(qp, K)], eps)
@@ -251,7 +251,7 @@ def composed_epsilon(
     the lower end reads the view's bracket at delta + K e (1 + e^{eps_up}), which only lowers it."""
     nz = N.noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=N.MAX_N)
-    K = v.integer("compositions", compositions, lo=1, hi=10**7)
+    K = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     pq, qp = profile_plds(nz, n, points=points)
     up = fourier.epsilon_bracket([(pq, K)], [(qp, K)], delta)
