@@ -31,7 +31,7 @@ register(
     Mechanism(
         name="custom",
         summary="two PMFs from a JSON file (--pmfs)",
-        source="any pair (seed 000 Def. 4: the PLD of a pair)",
+        source="any pair (Koskela, Heikkilä & Honkela 2021 Def. 4: the PLD of a pair)",
         params=(
             Param(
                 "pmfs",

@@ -394,7 +394,8 @@ def histogram_model(n: int, n_x0: int, k: int, eps0: float) -> PairModel:
     :func:`count_pmfs_exact`."""
     p0, p1 = count_pmfs_exact(n, n_x0, eps0, k)
     p0, p1 = p0 / p0.sum(), p1 / p1.sum()
-    info = {"view": "marginal count of x0 only (seed 002's reading); not the full histogram"}
+    info = {"view": "marginal count of x0 only (Biswas, Jung & Palamidessi 2023's reading); "
+                    "not the full histogram"}
     lost = _underflow_allowance(n, p0, p1)
     if lost == 0.0:
         return PairModel.from_pmfs(p0, p1, info)
@@ -419,9 +420,9 @@ def _underflow_allowance(n, p0, p1):
 register(
     Mechanism(
         name="histogram-krr",
-        summary="count of x0 in a shuffled k-RR histogram, fixed n_x0 (seed 002's marginal view; "
-                "--n --n-x0 --k --eps0)",
-        source="seed 002 Sec. IV (Thm IV.1, eq. 4-7)",
+        summary="count of x0 in a shuffled k-RR histogram, fixed n_x0 (the marginal view of "
+                "Biswas, Jung & Palamidessi 2023; --n --n-x0 --k --eps0)",
+        source="Biswas, Jung & Palamidessi 2023 Sec. IV (Thm IV.1, eq. 4-7)",
         params=(
             Param(
                 "n", int, "number of users, u included (>= 2)", lo=2, hi=10**6, more_private="up"

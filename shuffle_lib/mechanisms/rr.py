@@ -82,7 +82,8 @@ register(
     Mechanism(
         name="rr",
         summary="binary randomised response (--eps0)",
-        source="Warner (1965); the worked example of chapter 1 (seed 000 Sec. 2)",
+        source="Warner (1965); the worked example of chapter 1 (Koskela, Heikkilä & Honkela "
+               "2021 Sec. 2)",
         params=(
             Param(
                 "eps0",

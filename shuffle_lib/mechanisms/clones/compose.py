@@ -210,8 +210,8 @@ register(
     Mechanism(
         name="ldp-shuffle",
         summary="general eps0-LDP randomiser, shuffled (clones pair; --n --eps0 [--pair])",
-        source="seed 000 Sec. 5 (eq. 5.1-5.2, Thm 6); seed 001 eq. 3.1, Cor. 3; Feldman et al. "
-               "2021 Thm 3.2",
+        source="Koskela, Heikkilä & Honkela 2021 Sec. 5 (eq. 5.1-5.2, Thm 6); 2022 eq. 3.1, "
+               "Cor. 3; Feldman et al. 2021 Thm 3.2",
         params=(
             N_PARAM,
             EPS0_PARAM,

@@ -100,7 +100,7 @@ PAIRS = {
         "fmt21",
         True,
         "every eps0-LDP randomiser, substitution neighbours, adaptive",
-        "Feldman et al. 2021 Thm 3.2; seed 001 eq. 3.1",
+        "Feldman et al. 2021 Thm 3.2; Koskela, Heikkilä & Honkela 2022 eq. 3.1",
     ),
     "stronger": Pair(
         "stronger",
@@ -111,8 +111,9 @@ PAIRS = {
     "koskela": Pair(
         "koskela",
         False,
-        "as printed in seed 000 eq. 5.1 (looser than fmt21; not eps0-DP at n=1)",
-        "seed 000 eq. 5.1-5.2",
+        "as printed in Koskela, Heikkilä & Honkela 2021 eq. 5.1 (looser than fmt21; "
+        "not eps0-DP at n=1)",
+        "Koskela, Heikkilä & Honkela 2021 eq. 5.1-5.2",
     ),
 }
 MAX_N = 10 ** 9

@@ -146,8 +146,8 @@ register(
         name="ldp-shuffle-subsampled",
         summary="eps0-LDP shuffler on a random subset of --subset users per round (--n --eps0 "
                 "--subset)",
-        source="seed 001 Sec. 3.4 (subsampled shuffler); the clones coupling extended to subsets, "
-               "chapter 3",
+        source="Koskela, Heikkilä & Honkela 2022 Sec. 3.4 (subsampled shuffler); the clones "
+               "coupling extended to subsets, chapter 3",
         params=(
             N_PARAM,
             EPS0_PARAM,

@@ -201,5 +201,5 @@ def _declare(adversary: Adversary, source: str) -> Mechanism:
     )
 
 
-_declare("strong", "seed 000 Def. 7, Thm 8 (corrects eq. 4.1); seed 001 Thm 2")
-_declare("weak", "seed 000 Def. 9, Thm 10-11, App. A; seed 001 Thm 5")
+_declare("strong", "Koskela, Heikkilä & Honkela 2021 Def. 7, Thm 8 (corrects eq. 4.1); 2022 Thm 2")
+_declare("weak", "Koskela, Heikkilä & Honkela 2021 Def. 9, Thm 10-11, App. A; 2022 Thm 5")

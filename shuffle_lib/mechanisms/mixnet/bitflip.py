@@ -392,7 +392,7 @@ register(
     Mechanism(
         name="bitflip",
         summary="shuffled bit flipping, one neighbouring pair (--n --q [--m])",
-        source="seed 004 Sec. 3 (A_n(m), eq. 3.1), Lemma 4.5, Prop. 4.1",
+        source="Zhilyaev 2020 Sec. 3 (A_n(m), eq. 3.1), Lemma 4.5, Prop. 4.1",
         params=(
             Param("n", int, "number of users, the differing one included (>= 1)", lo=1,
                   hi=MAX_SIZE),

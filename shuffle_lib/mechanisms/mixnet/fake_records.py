@@ -141,7 +141,7 @@ def seed_m_over_d(eps: float, delta: float) -> float:
 register(Mechanism(
     name="fake-records",
     summary="clear fake records, m uniform fakes on [d] (--m --d)",
-    source="seed 004 Sec. 5 (Lemma 5.1, eq. 5.2)",
+    source="Zhilyaev 2020 Sec. 5 (Lemma 5.1, eq. 5.2)",
     params=(Param("m", int, "number of fake records, >= 1", lo=1, hi=10 ** 8, more_private="up"),
             Param("d", int, "domain size, >= 2", lo=2, hi=10 ** 9)),
     build=fake_model,
