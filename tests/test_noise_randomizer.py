@@ -18,8 +18,6 @@ The heavier cases run with ``SHUFFLE_FULL=1``.
 import json
 import math
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -256,33 +254,15 @@ def test_envelope_validation_names_the_argument():
         C.composed_delta("laplace", 2, [0.1], 0, scale=1.0)
 
 
-def test_fine_binning_limit_against_matrix_route(tmp_path):
+def test_fine_binning_limit_against_matrix_route(tmp_path, cli_json):
     """Binning the Laplace report into 2 cells (y <= 1/2, y > 1/2) is a post-processing: the
     finite randomiser's certified lower end (the matrix route) is <= our upper end."""
     b, eps, n = 1.0, 0.2, 50
     p = stats.laplace.sf(0.5, scale=b)
     f = tmp_path / "m.json"
     f.write_text(json.dumps({"matrix": [[1 - p, p], [p, 1 - p]]}))
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "shuffle_lib",
-            "delta",
-            "randomizer",
-            "--matrix",
-            str(f),
-            "--n",
-            str(n),
-            "--eps",
-            str(eps),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    low = json.loads(out.stdout)["results"][0]["delta_lower"]
+    out = cli_json("delta", "randomizer", "--matrix", str(f), "--n", str(n), "--eps", str(eps))
+    low = out["results"][0]["delta_lower"]
     assert 0 < low <= N.upper_delta("laplace", n, eps, scale=b)
 
 
@@ -328,27 +308,9 @@ def test_cli_bad_input(args, word, capsys):
     assert code == 2 and word in err and err.count("\n") == 1
 
 
-def test_cli_bad_input_subprocess_exit_code():
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "shuffle_lib",
-            "delta",
-            "randomizer",
-            "--noise",
-            "gaussian",
-            "--n",
-            "2",
-            "--eps",
-            "0.1",
-            "--scale",
-            "0",
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-    )
+def test_cli_bad_input_subprocess_exit_code(cli):
+    out = cli("delta", "randomizer", "--noise", "gaussian", "--n", "2", "--eps", "0.1",
+              "--scale", "0")
     assert out.returncode == 2 and "--scale" in out.stderr and out.stderr.count("\n") == 1
 
 
