@@ -2,7 +2,7 @@
 
     python benchmarks/fourier.py [--quick]
 
-Workload: the binomial pair of seed 000 eq. 4.1 (P = Bin(n-1, g/k) + 1, Q = Bin(n-1, g/k),
+Workload: the binomial pair of Koskela, Heikkilä & Honkela (2021) eq. 4.1 (P = Bin(n-1, g/k) + 1, Q = Bin(n-1, g/k),
 n = 1000, g = 0.25, k = 4), K rounds, delta(eps) at an eps where delta ~ 1e-6.  For each K
 and grid accuracy: our seconds and relative bracket width; dp_accounting's self_compose
 (pessimistic and optimistic, both directions, value_discretization_interval = the same

@@ -1,4 +1,4 @@
-"""Longer runs for chapter 04 (seed 002): never part of pass/fail.
+"""Longer runs for chapter 04 (Biswas, Jung & Palamidessi 2023): never part of pass/fail.
 
     .venv/bin/python benchmarks/histogram.py table2 [--kmax 15]   # full n=1000 search of Table II
     .venv/bin/python benchmarks/histogram.py timing                # cost of the closed forms vs n
@@ -15,7 +15,7 @@ import numpy as np
 from shuffle_lib.mechanisms import histogram as hist
 
 T2_EPS = [0.01, 0.1, 0.2, 0.3, 0.4]
-PAPER_1000 = [6.66e-58, 3.82e-93, 6.02e-143, 4.46e-207, 3.61e-292]   # seed 002 Table II, "Our delta", n=1000
+PAPER_1000 = [6.66e-58, 3.82e-93, 6.02e-143, 4.46e-207, 3.61e-292]   # the paper's Table II, "Our delta", n=1000
 
 
 def table2(kmax):

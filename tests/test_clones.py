@@ -98,13 +98,20 @@ def _P(c_prob, i, j):
     return c_prob(i) * sp.binomial(i, j) / 2 ** i
 
 
-def test_lemmas_B1_B2_B3_symbolic():
-    a, b, n = sp.symbols("a b n", positive=True, integer=True)
-    p, q = sp.symbols("p q", positive=True)
+def _lemma_b_laws(a, b, n, p):
+    """The laws of Lemmas B.1-B.3 (Koskela, Heikkilä & Honkela 2021, App. B) in sympy: the
+    count law pc(i) = Bin(n-1, p) at i, and P1, Q1, P0 at the report counts (a, b)."""
     pc = lambda i: sp.binomial(n - 1, i) * p ** i * (1 - p) ** (n - 1 - i)  # noqa: E731
     P1 = pc(a + b - 1) * sp.binomial(a + b - 1, a - 1) / 2 ** (a + b - 1)
     Q1 = pc(a + b - 1) * sp.binomial(a + b - 1, a) / 2 ** (a + b - 1)
     P0 = pc(a + b) * sp.binomial(a + b, a) / 2 ** (a + b)
+    return pc, P1, Q1, P0
+
+
+def test_lemmas_B1_B2_B3_symbolic():
+    a, b, n = sp.symbols("a b n", positive=True, integer=True)
+    p, q = sp.symbols("p q", positive=True)
+    pc, P1, Q1, P0 = _lemma_b_laws(a, b, n, p)
     r = p / (1 - p)
     simp = lambda e: sp.simplify(sp.powsimp(sp.gammasimp(sp.combsimp(e)), force=True))  # noqa: E731
     # Lemma B.1
@@ -125,15 +132,12 @@ def test_lemmas_B1_B2_B3_symbolic():
 
 
 def _lemma_b1_pair():
-    """The pair of seed 000 eq. 5.1 from Lemma B.1's pieces, in sympy: P = q P1 + (1-q) P0,
+    """The pair of Koskela, Heikkilä & Honkela (2021) eq. 5.1 from Lemma B.1's pieces, in sympy: P = q P1 + (1-q) P0,
     Q = q Q1 + (1-q) P0 with P1, Q1, P0 the binomial laws of the lemma, and the log-ratio that
     Lemma B.1 (P1 = a/b Q1, P0 = r (n-a-b)/(2b) Q1, r = p/(1-p)) gives for P/Q."""
     a, b, n = sp.symbols("a b n", integer=True, nonnegative=True)
     p, q = sp.symbols("p q", positive=True)
-    pc = lambda i: sp.binomial(n - 1, i) * p ** i * (1 - p) ** (n - 1 - i)  # noqa: E731
-    P1 = pc(a + b - 1) * sp.binomial(a + b - 1, a - 1) / 2 ** (a + b - 1)
-    Q1 = pc(a + b - 1) * sp.binomial(a + b - 1, a) / 2 ** (a + b - 1)
-    P0 = pc(a + b) * sp.binomial(a + b, a) / 2 ** (a + b)
+    _, P1, Q1, P0 = _lemma_b_laws(a, b, n, p)
     r1, r0 = a / b, p / (1 - p) * (n - a - b) / (2 * b)          # Lemma B.1
     ratio = sp.log((q * r1 + (1 - q) * r0) / (q + (1 - q) * r0))
     return (a, b, n, p, q), q * P1 + (1 - q) * P0, q * Q1 + (1 - q) * P0, ratio
