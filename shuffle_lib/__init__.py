@@ -52,7 +52,7 @@ _FLAT = {
         "shuffle_lib.core.pld",
     ),
     **dict.fromkeys(
-        ("ArrayLike", "Bracket", "DirectModel", "PairModel", "WorstCase"), "shuffle_lib.core.types"
+        ("ArrayLike", "Bracket", "Method", "Model", "PLDPair"), "shuffle_lib.core.types"
     ),
     **dict.fromkeys(("rr_composed_pld", "rr_delta_exact", "rr_pmfs"), "shuffle_lib.mechanisms.rr"),
     **dict.fromkeys(("mechanism", "mechanism_names", "mechanism_brackets"),

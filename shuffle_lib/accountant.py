@@ -7,18 +7,18 @@ registry (``ShuffledEvent("rr", eps0=1.0)``, ``ShuffledEvent("ldp-shuffle", n=10
 0.4-0.6, ``privacy_accountant.py``) and returns certified brackets:
 
 * every round becomes a *dominating* PLD (the upper end) and a *dominated* one (the lower end),
-  in both directions: a shuffle round from its mechanism's build (:mod:`shuffle_lib.core.types`),
+  in both directions: a shuffle round from its mechanism's model
+  (:meth:`shuffle_lib.core.types.Model.pairs_for_composing`),
   a ``dp_accounting`` event from ``dp_accounting``'s own builders with ``pessimistic_estimate=True``
   (losses rounded up, the truncated upper tail at +inf) and ``False`` (rounded down, truncated mass
   dropped), the privacy-buckets discretisation of Meiser & Mohammadi (2018) as used by
   ``dp_accounting.pld``;
-* the two lists are composed by the certified Fourier accountant
-  (:func:`shuffle_lib.core.fourier.delta_bracket` / ``epsilon_bracket``; Koskela, Heikkilä & Honkela
-  2021, 2022): the product of dominating pairs dominates the (adaptive) composition (Zhu, Dong and
-  Wang 2022, Thm 10), and f(s) = (1 - e^{eps - s})_+ is non-decreasing, so a composition of
-  stochastically smaller losses gives a lower bound;
-* a tail cut (``PairModel.tail_cut``) lowers the lower end by ``count x tail_cut`` per event, as
-  :mod:`shuffle_lib.core.evaluate` does.
+* the events' parts are concatenated into one model (upper pair: the dominating parts, lower
+  pair: the dominated ones, with the rounds' tail cuts added up) and evaluated by
+  :mod:`shuffle_lib.core.evaluate` like any mechanism's: the certified Fourier accountant
+  (Koskela, Heikkilä & Honkela 2021, 2022); the product of dominating pairs dominates the
+  (adaptive) composition (Zhu, Dong and Wang 2022, Thm 10), and f(s) = (1 - e^{eps - s})_+ is
+  non-decreasing, so a composition of stochastically smaller losses gives a lower bound.
 
 ``get_delta`` / ``get_epsilon`` return the upper end (what a ``dp_accounting`` user expects);
 ``get_delta_bracket`` / ``get_epsilon_bracket`` return the :class:`~shuffle_lib.core.types.Bracket`.
@@ -31,10 +31,9 @@ is composed and the maximum taken (at most :data:`MAX_ASYMMETRIC` such events); 
 ``ADD_OR_REMOVE_ONE`` ``dp_accounting``'s ``remove``/``add`` PLDs have one meaning for every
 event and are paired as they are.
 
-Refused (``supports`` is False, ``compose`` raises ``UnsupportedEventError``): a ``WorstCase`` model
-(several pairs, e.g. ``bitflip --m worst``) or a ``DirectModel`` other than ``ldp-shuffle``,
-``krr-*`` and the numeric ``randomizer --noise`` (whose envelope PLD,
-:mod:`~shuffle_lib.mechanisms.randomizer.noise_compose`, composes) mixed
+Refused (``supports`` is False, ``compose`` raises ``UnsupportedEventError``): a shuffle round
+whose model is not :attr:`~shuffle_lib.core.types.Model.composable` (a worst case over several
+pairs, e.g. ``bitflip --m worst``, or a method with no pair behind it, e.g. ``randomizer``) mixed
 with any other event -- the maximum over pairs of a composition is not the composition of one
 pair, and no single dominating PLD is proved here; alone they are evaluated as the command line
 does.  Shuffle rounds under any relation but ``REPLACE_ONE`` (every declaration here is a
@@ -45,6 +44,7 @@ refuses; events ``PLDAccountant`` does not support, and ``TruncatedSubsampledGau
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -61,10 +61,7 @@ from shuffle_lib.core import evaluate, fourier
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.pld import PLD
-from shuffle_lib.core.types import Bracket, DirectModel, PairModel, WorstCase
-from shuffle_lib.mechanisms.clones.compose import clone_plds
-from shuffle_lib.mechanisms.krr import krr_model
-from shuffle_lib.mechanisms.randomizer.noise_compose import accounting_plds
+from shuffle_lib.core.types import Bracket, Model, PLDPair
 
 NeighboringRelation = privacy_accountant.NeighboringRelation
 CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
@@ -74,9 +71,6 @@ MAX_DP_POINTS = 100_000
 MAX_ASYMMETRIC = 4          # events with two different directions: 2^(m-1) orientations composed
 """At most this many events whose two directions differ (2^(m-1) relative orientations are
 composed)."""
-CLONES = "ldp-shuffle"      # a DirectModel whose PLDs are public (clone_plds): composes with others
-# one round streamed (a DirectModel) at large n; krr_model gives the PLD pair
-KRR = ("krr-strong", "krr-weak")
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, init=False)
@@ -128,7 +122,15 @@ class _Round:
     low_pq: PLD
     low_qp: PLD
     count: int
-    cut: float = 0.0          # mass sent to +inf per round by the build (PairModel.tail_cut)
+    cut: float = 0.0          # mass sent to +inf per round by the build (PLDPair.tail_cut)
+
+    @classmethod
+    def of(cls, up: PLDPair, low: PLDPair, count: int) -> _Round:
+        """One round's dominating and dominated pairs (one PLD per direction), ``count`` times."""
+        ups, lows = up.plds(), low.plds()
+        if ups is None or lows is None:
+            raise ValueError("a round composed with other events needs one PLD per direction.")
+        return cls(*ups, *lows, count, low.tail_cut)
 
     @property
     def symmetric(self) -> bool:
@@ -280,7 +282,7 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
                 f"{_kind(event)} (as in dp_accounting's PLDAccountant); found {rel.name}."))
         return None
 
-    def _model(self, event: ShuffledEvent, compositions: int = 1) -> Any:
+    def _model(self, event: ShuffledEvent, compositions: int = 1) -> Model:
         """The mechanism's build (cached for one round); with ``compositions`` for a lone event."""
         mech = mechanisms.get(event.mechanism)
         if compositions == 1:
@@ -288,7 +290,7 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
                 if e == event:
                     return m
         model = mech.model(event.values, compositions, self._accuracy)[1]
-        if not isinstance(model, (PairModel, WorstCase, DirectModel)):
+        if not isinstance(model, Model):
             raise TypeError(f"mechanism {event.mechanism}'s build returned {type(model).__name__}.")
         if compositions == 1:
             self._models.append((event, model))
@@ -298,19 +300,12 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
         """Why ``event`` cannot be composed with other events (None if it can)."""
         if not isinstance(event, ShuffledEvent):
             return None
-        model = self._model(event)
-        if isinstance(model, WorstCase):
-            return (
-                f"ShuffledEvent({event.mechanism!r}) is a worst case over {len(model.pairs)} "
-                "pairs: the max "
-                "over pairs of a composition is not one pair's, so it composes only with itself; "
-                "compose it alone, or fix the neighbouring configuration (one pair)."
-            )
-        if (isinstance(model, DirectModel) and event.mechanism not in (CLONES, *KRR)
-                and not _noise(event)):
-            return (f"ShuffledEvent({event.mechanism!r}) has its own certified method (no PLDs): "
-                    "it composes only with itself.")
-        return None
+        if self._model(event).composable:
+            return None
+        return (f"ShuffledEvent({event.mechanism!r}) is not one dominating pair (a worst case over "
+                "several pairs, or its own certified method): the max over pairs of a composition "
+                "is not one pair's, so it composes only with itself; compose it alone, or fix the "
+                "neighbouring configuration (one pair).")
 
     def _check_mixture(self, merged: list[list]) -> CompositionErrorDetails | None:
         private = [e for e, _ in merged if not isinstance(e, dp_event.NonPrivateDpEvent)]
@@ -339,24 +334,7 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
         out = []
         for e, c in self._events:
             if isinstance(e, ShuffledEvent):
-                if _noise(e):   # a numeric randomiser: its envelope PLD (noise_compose)
-                    p = e.values
-                    up, low = accounting_plds(p["n"], p["noise"], p["scale"])
-                    out.append(_Round(up, up, low, low, c))
-                    continue
-                model = self._model(e)
-                # one round streamed: its PLD pair
-                if isinstance(model, DirectModel) and e.mechanism in KRR:
-                    model = krr_model(e.mechanism.split("-", 1)[1], **e.values)
-                if isinstance(model, PairModel):
-                    low_pq, low_qp = model.pq, model.qp
-                    if model.pq_lower is not None and model.qp_lower is not None:
-                        low_pq, low_qp = model.pq_lower, model.qp_lower
-                    out.append(_Round(model.pq, model.qp, low_pq, low_qp, c, model.tail_cut))
-                else:   # ldp-shuffle (the only DirectModel allowed in a mixture)
-                    p = e.values
-                    up, low = clone_plds(p["n"], p["eps0"], p["pair"], K, self._accuracy)
-                    out.append(_Round(up, up, low, low, c))
+                out.append(_Round.of(*self._model(e).pairs_for_composing(K, self._accuracy), c))
             else:
                 out.append(_dp_round(e, c, h, self.neighboring_relation))
         self._rounds = (len(self._events), out)
@@ -401,25 +379,7 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
             return evaluate.delta_brackets(
                 self._model(*lone), [eps], lone[1], accuracy=self._accuracy
             )[0]
-        out = []
-        for rounds in self._orientations():
-            cut = sum(r.count * r.cut for r in rounds)
-            up_pq, up_qp = (
-                [(r.up_pq, r.count) for r in rounds],
-                [(r.up_qp, r.count) for r in rounds],
-            )
-            up = fourier.delta_bracket(up_pq, up_qp, [eps], accuracy=self._accuracy)[0]
-            if all(r.low_pq is r.up_pq and r.low_qp is r.up_qp for r in rounds):
-                low = up
-            else:
-                low = fourier.delta_bracket(
-                    [(r.low_pq, r.count) for r in rounds],
-                    [(r.low_qp, r.count) for r in rounds],
-                    [eps],
-                    accuracy=self._accuracy,
-                )[0]
-            out.append(Bracket(max(0.0, min(low.lower, up.upper) - cut), up.upper))
-        return Bracket(max(b.lower for b in out), max(b.upper for b in out))
+        return self._worst("delta", eps)
 
     def _epsilon_bracket(self, target_delta: float) -> Bracket:
         delta = v.real("target_delta", target_delta, 0.0, 1.0)
@@ -433,29 +393,22 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
             return evaluate.epsilon_brackets(
                 self._model(*lone), [delta], lone[1], accuracy=self._accuracy
             )[0]
+        return self._worst("epsilon", delta)
+
+    def _worst(self, verb: evaluate.Verb, target: float) -> Bracket:
+        """The max over the orientations of the composition of every event's parts (one model:
+        the dominating parts above, the dominated ones and the rounds' tail cuts below)."""
         out = []
         for rounds in self._orientations():
+            up = PLDPair(tuple((r.up_pq, r.count) for r in rounds),
+                      tuple((r.up_qp, r.count) for r in rounds))
             cut = sum(r.count * r.cut for r in rounds)
-            up = fourier.epsilon_bracket(
-                [(r.up_pq, r.count) for r in rounds],
-                [(r.up_qp, r.count) for r in rounds],
-                [delta],
-                accuracy=self._accuracy,
-            )[0]
-            same = all(r.low_pq is r.up_pq and r.low_qp is r.up_qp for r in rounds)
-            if delta + cut >= 1.0:
-                lower = 0.0
-            elif same and cut == 0.0:
-                lower = up.lower
-            # the cut PLDs' delta is at most the exact one's plus the cut: read at delta + cut
+            if all(r.low_pq is r.up_pq and r.low_qp is r.up_qp for r in rounds):
+                model = Model.of(dataclasses.replace(up, tail_cut=cut))
             else:
-                lower = fourier.epsilon_bracket(
-                    [(r.low_pq, r.count) for r in rounds],
-                    [(r.low_qp, r.count) for r in rounds],
-                    [delta + cut],
-                    accuracy=self._accuracy,
-                )[0].lower
-            out.append(Bracket(min(lower, up.upper), up.upper))
+                model = Model((up,), (PLDPair(tuple((r.low_pq, r.count) for r in rounds),
+                                           tuple((r.low_qp, r.count) for r in rounds), cut),))
+            out.append(evaluate.brackets(model, verb, [target], accuracy=self._accuracy)[0])
         return Bracket(max(b.lower for b in out), max(b.upper for b in out))
 
     def _cached(self, verb: str, target: float, fn: Any) -> Bracket:
@@ -471,12 +424,6 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
     def get_epsilon(self, target_delta: float) -> float:
         """The upper end of :meth:`get_epsilon_bracket` (a certified upper bound on eps)."""
         return self.get_epsilon_bracket(target_delta).upper
-
-
-def _noise(event: dp_event.DpEvent) -> bool:
-    """A shuffled numeric randomiser, ``ShuffledEvent("randomizer", noise=..., n=...)``."""
-    return isinstance(event, ShuffledEvent) and event.mechanism == "randomizer" and \
-        event.values.get("noise", "none") != "none"
 
 
 def _target_epsilon(x: Any) -> float:

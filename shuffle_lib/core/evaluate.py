@@ -1,18 +1,22 @@
 """Brackets from a model: the one code path from a mechanism's build to certified numbers.
 
-The command line, calibration, the atlas and each mechanism's own ``delta_bracket`` /
-``epsilon_bracket`` call :func:`delta_brackets` / :func:`epsilon_brackets` on the model its build
-returns, so the library and the CLI cannot disagree.
+The command line, calibration, the atlas, the accountant and each mechanism's own
+``delta_bracket`` / ``epsilon_bracket`` call :func:`delta_brackets` / :func:`epsilon_brackets` on
+the :class:`~shuffle_lib.core.types.Model` its build returns, so they cannot disagree.
 
-* :class:`~shuffle_lib.core.types.PairModel`: the Fourier accountant on ``(pq, qp)`` composed
-  ``compositions`` times (the upper end), on the dominated PLDs when given (the lower end); a
-  tail cut of ``tail_cut`` per round is taken off the lower end (delta) or read at
-  delta + K * tail_cut (eps).
-* :class:`~shuffle_lib.core.types.WorstCase`: [max of lower ends, max of upper ends] over its pairs.
-* :class:`~shuffle_lib.core.types.DirectModel`: the mechanism's own method.
+Each component of the model is evaluated once, even when it serves both ends:
 
-:func:`rdp_brackets` is the generic Renyi route (the divergence of the build's PLDs) for
-mechanisms that declare no Renyi method of their own.
+* a :class:`~shuffle_lib.core.types.PLDPair`: the Fourier accountant
+  (:func:`shuffle_lib.core.fourier.delta_bracket` / ``epsilon_bracket``) on its parts composed
+  ``compositions`` times; a tail cut of ``tail_cut`` per round is taken off its lower end (delta)
+  or its lower end is read at delta + K tail_cut (eps);
+* a :class:`~shuffle_lib.core.types.Method`: the mechanism's own certified method, built for its
+  ``rounds``.
+
+The upper end is the max over the upper components (a worst case over candidate pairs), the lower
+end the max over the lower components, at most the upper end; an eps bracket is then clamped to
+the model's ``eps_cap``.  :func:`rdp_brackets` is the generic Renyi route (the divergence of the
+model's pairs) for mechanisms that declare no Renyi method of their own.
 """
 
 from __future__ import annotations
@@ -25,124 +29,134 @@ import numpy as np
 from shuffle_lib.core import fourier
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
+from shuffle_lib.core.pld import PLD
 from shuffle_lib.core.renyi import renyi_pld, renyi_pld_bracket
-from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, Model, PairModel, WorstCase
+from shuffle_lib.core.types import ArrayLike, Bracket, Component, Method, Model, Parts, PLDPair
 
 Verb = Literal["delta", "epsilon"]
 
 
-def _pairs(model: PairModel | WorstCase) -> list[PairModel]:
-    return list(model.pairs) if isinstance(model, WorstCase) else [model]
+def _times(parts: Parts, k: int) -> list[tuple[PLD, int]]:
+    return [(pld, c * k) for pld, c in parts]
 
 
-def _pair_brackets(fn, pm: PairModel, k: int, targets: list[float], **kw) -> list[Bracket]:
-    """One pair; with dominated PLDs each end comes from its own PLDs."""
-    up = fn([(pm.pq, k)], [(pm.qp, k)], targets, **kw)
-    if pm.pq_lower is None:
-        return up
-    low = fn([(pm.pq_lower, k)], [(pm.qp_lower, k)], targets, **kw)
-    return [Bracket(min(x.lower, y.upper), y.upper) for x, y in zip(low, up)]
+def _shifted(pair: PLDPair, k: int, targets: list[float]) -> list[float]:
+    """The eps route's second reading of a cut pair: each delta + K tail_cut (below 1), or none
+    when the cut is below the targets' rounding."""
+    cut = k * pair.tail_cut
+    if cut == 0.0 or all(d + cut == d for d in targets):
+        return []
+    return [d + cut for d in targets]
 
 
-def _worst(fn, model: PairModel | WorstCase, k: int, targets: list[float], **kw) -> list[Bracket]:
-    per = [_pair_brackets(fn, pm, k, targets, **kw) for pm in _pairs(model)]
-    return [Bracket(max(r.lower for r in col), max(r.upper for r in col)) for col in zip(*per)]
+def _pair(pair: PLDPair, verb: Verb, k: int, targets: list[float], kw: dict
+          ) -> tuple[list[Bracket], list[Bracket]]:
+    """A pair's brackets, and (eps route, cut pair) their lower ends read at delta + K tail_cut."""
+    caps = None if pair.caps is None else (_times(pair.caps[0], k), _times(pair.caps[1], k))
+    pq, qp = _times(pair.pq, k), _times(pair.qp, k)
+    if verb == "delta":
+        return fourier.delta_bracket(pq, qp, targets, lower=caps, **kw), []
+    more = _shifted(pair, k, targets)
+    ok = [d for d in more if d < 1.0]
+    both = fourier.epsilon_bracket(pq, qp, targets + ok, lower=caps, **kw)
+    it = iter(both[len(targets):])
+    return both[:len(targets)], [next(it) if d < 1.0 else Bracket(0.0, 0.0) for d in more]
 
 
-def tail_cut(model: Model) -> float:
-    """The per-round mass a build sent to +inf (the largest over alternative pairs)."""
-    v.instance("model", model, (PairModel, WorstCase, DirectModel))
-    if isinstance(model, DirectModel):
-        return 0.0
-    return max(pm.tail_cut for pm in _pairs(model))
-
-
-def delta_brackets(
-    model: Model, eps: ArrayLike, compositions: int = 1, **kw
-) -> list[Bracket]:
-    """Certified brackets for the tight delta(eps) of ``compositions`` rounds, one per eps.
-
-    Keywords (``accuracy``, ``rtol``, ...) go to :func:`shuffle_lib.core.fourier.delta_bracket`.
-    """
-    v.instance("model", model, (PairModel, WorstCase, DirectModel))
-    eps = [float(x) for x in v.reals("eps", eps, lo=0.0)]
-    if isinstance(model, DirectModel):
-        return model.delta(eps)
-    k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
-    cut = k * tail_cut(model)
-    br = _worst(fourier.delta_bracket, model, k, eps, **kw)
-    return [Bracket(max(0.0, b.lower - cut), b.upper) for b in br]
-
-
-def epsilon_brackets(
-    model: Model, delta: ArrayLike, compositions: int = 1, **kw
-) -> list[Bracket]:
-    """Certified brackets for the tight eps(delta) of ``compositions`` rounds, one per delta.
-
-    With a tail cut the lower end is read at delta + K * tail_cut, where the cut PLDs' delta is no
-    larger than the exact one's plus K * tail_cut (0 when that reaches 1).
-    """
-    v.instance("model", model, (PairModel, WorstCase, DirectModel))
-    delta = [float(x) for x in v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)]
-    if isinstance(model, DirectModel):
-        return model.epsilon(delta)
-    k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
-    cut = k * tail_cut(model)
-    shifted = [d + cut for d in delta if d + cut < 1.0] if cut > 0 else []
-    if all(x == d for x, d in zip(shifted, delta)) and len(shifted) == len(delta):
-        # the cut is below the targets' rounding: nothing to read twice
-        cut, shifted = 0.0, []
-    both = _worst(fourier.epsilon_bracket, model, k, delta + shifted, **kw)
-    br, low = both[:len(delta)], both[len(delta):]
-    if cut > 0:
-        low = low + [Bracket(0.0, 0.0)] * (len(delta) - len(low))
-        br = [Bracket(min(b.lower, x.lower), b.upper) for b, x in zip(br, low)]
-    return br
+def _component(comp: Component, verb: Verb, k: int, targets: list[float], kw: dict):
+    if isinstance(comp, Method):
+        if comp.rounds != k:
+            raise ValueError(f"compositions must be {comp.rounds} for this model (its method was "
+                             f"built for {comp.rounds} rounds), got compositions={k}.")
+        return (comp.delta if verb == "delta" else comp.epsilon)(targets), []
+    return _pair(comp, verb, k, targets, kw)
 
 
 def brackets(
     model: Model, verb: Verb, targets: ArrayLike, compositions: int = 1, **kw
 ) -> list[Bracket]:
-    """:func:`delta_brackets` for ``verb="delta"`` (targets are eps), else
-    :func:`epsilon_brackets`."""
-    v.instance("model", model, (PairModel, WorstCase, DirectModel))
+    """Certified brackets of ``compositions`` rounds, one per target: delta at eps
+    (``verb="delta"``) or eps at delta (``"epsilon"``).
+
+    Keywords (``accuracy``, ``rtol``, ...) go to :func:`shuffle_lib.core.fourier.delta_bracket` /
+    ``epsilon_bracket`` for the model's pairs.
+    """
+    v.instance("model", model, Model)
+    v.choice("verb", verb, ("delta", "epsilon"))
     if verb == "delta":
-        return delta_brackets(model, targets, compositions, **kw)
+        t = [float(x) for x in v.reals("eps", targets, lo=0.0)]
+    else:
+        t = [float(x) for x in v.reals("delta", targets, lo=0.0, hi=1.0, lo_open=True,
+                                       hi_open=True)]
+    k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
+    done: dict[int, tuple[list[Bracket], list[Bracket]]] = {}
+    for comp in model.upper + model.lower:
+        if id(comp) not in done:
+            done[id(comp)] = _component(comp, verb, k, t, kw)
+    upper = [max(done[id(c)][0][i].upper for c in model.upper) for i in range(len(t))]
     if verb == "epsilon":
-        return epsilon_brackets(model, targets, compositions, **kw)
-    raise ValueError(f"verb must be 'delta' or 'epsilon', got {verb!r}.")
+        upper = [min(u, model.eps_cap) for u in upper]
+    out = []
+    for i, u in enumerate(upper):
+        low = 0.0
+        for c in model.lower:
+            br, shifted = done[id(c)]
+            if verb == "delta":
+                cut = k * c.tail_cut if isinstance(c, PLDPair) else 0.0
+                low = max(low, min(br[i].lower, u) - cut)
+            else:
+                low = max(low, min([br[i].lower, u] + [s[i].lower for s in (shifted,) if s]))
+        out.append(Bracket(max(low, 0.0), u))
+    return out
+
+
+def delta_brackets(model: Model, eps: ArrayLike, compositions: int = 1, **kw) -> list[Bracket]:
+    """Certified brackets for the tight delta(eps) of ``compositions`` rounds, one per eps
+    (:func:`brackets`)."""
+    return brackets(model, "delta", eps, compositions, **kw)
+
+
+def epsilon_brackets(model: Model, delta: ArrayLike, compositions: int = 1, **kw) -> list[Bracket]:
+    """Certified brackets for the tight eps(delta) of ``compositions`` rounds, one per delta
+    (:func:`brackets`); a cut pair's lower end is read at delta + K tail_cut, where the cut PLDs'
+    delta is no larger than the exact one's plus K tail_cut (0 when that reaches 1)."""
+    return brackets(model, "epsilon", delta, compositions, **kw)
 
 
 def rdp_brackets(model: Model, orders: ArrayLike) -> list[Bracket]:
-    """Certified brackets for max(D_a(P||Q), D_a(Q||P)) of the build's PLDs, one per order a.
+    """Certified brackets for max(D_a(P||Q), D_a(Q||P)) of one round, one per order a: the max
+    over the upper pairs of their divergence's upper end, over the lower pairs of its lower end.
 
-    Exact for exact PLDs; +inf when a PLD carries mass at +inf, unless the model reports
+    Exact for exact PLDs; +inf when a PLD carries mass at +inf, unless the pair reports
     ``max_loss`` (then that mass is a tail cut and bounded, :func:`renyi_pld_bracket`).
     """
-    v.instance("model", model, (PairModel, WorstCase, DirectModel))
-    if isinstance(model, DirectModel):
+    v.instance("model", model, Model)
+    if not all(isinstance(c, PLDPair) for c in model.upper):
         raise ValueError("this mechanism builds no PLD and declares no Renyi method.")
     lams = np.asarray(v.reals("orders", orders, lo=1.0, lo_open=True), dtype=float)
+    hi = np.max([_divergence(c, lams, 0) for c in model.upper], axis=0)
+    lows = [_divergence(c, lams, 1) for c in model.lower if isinstance(c, PLDPair)]
+    lo = np.max(lows, axis=0) if lows else np.zeros_like(lams)
+    return [Bracket(min(a, b), b) for a, b in zip(lo, hi)]
 
-    def div(pm: PairModel, end: int) -> np.ndarray:   # end 0: upper PLDs, 1: lower (dominated) PLDs
-        x, y = pm.pq, pm.qp
-        if end == 1 and pm.pq_lower is not None and pm.qp_lower is not None:
-            x, y = pm.pq_lower, pm.qp_lower
-        if pm.max_loss is not None:
-            d = np.maximum(renyi_pld_bracket(x, lams, pm.max_loss)[1 - end],
-                           renyi_pld_bracket(y, lams, pm.max_loss)[1 - end])
-        else:
-            d = np.maximum(renyi_pld(x, lams), renyi_pld(y, lams))
-        if end == 0:     # rounding of the moment's pairwise sum, charged to the upper end
-            atoms = max(x.probs.size, y.probs.size, 1)
-            d = d + 1e-13 * np.abs(d) + (max(_mass_deficit(x), _mass_deficit(y))
-                                         + (math.log2(atoms) + 4) * 2.3e-16) / (lams - 1)
-        return np.maximum(d, 0.0)
 
-    pairs = _pairs(model)
-    lo = np.max([div(pm, 1) for pm in pairs], axis=0)
-    hi = np.max([div(pm, 0) for pm in pairs], axis=0)
-    return [Bracket(a, b) for a, b in zip(lo, hi)]
+def _divergence(pair: PLDPair, lams: np.ndarray, end: int) -> np.ndarray:
+    """Upper (``end`` 0) or lower (1) end of the pair's divergence, max over both directions; a
+    part of count c adds c times its divergence (Renyi divergence adds up over rounds).  The upper
+    end adds the rounding of each moment's pairwise sum, per round."""
+    def one(x: PLD) -> np.ndarray:
+        if pair.max_loss is not None:
+            return renyi_pld_bracket(x, lams, pair.max_loss)[1 - end]
+        return renyi_pld(x, lams)
+
+    d = np.maximum(*(sum(c * one(x) for x, c in parts) for parts in (pair.pq, pair.qp)))
+    if end == 0:
+        plds = [x for parts in (pair.pq, pair.qp) for x, _ in parts]
+        rounds = max(sum(c for _, c in parts) for parts in (pair.pq, pair.qp))
+        atoms = max(max(x.probs.size for x in plds), 1)
+        d = d + 1e-13 * np.abs(d) + rounds * (max(_mass_deficit(x) for x in plds)
+                                             + (math.log2(atoms) + 4) * 2.3e-16) / (lams - 1)
+    return np.maximum(d, 0.0)
 
 
 def _mass_deficit(pld) -> float:

@@ -185,9 +185,9 @@ def delta_bracket_one(cg: F.Composed, eps: float) -> Bracket:
     v.instance("cg", cg, F.Composed)
     eps = v.real("eps", eps)
     ladder = _ladder(cg)
-    c_up = min(ladder, key=lambda c: F.delta_upper(cg, eps, c, fast=True))
-    c_low = max(ladder, key=lambda c: F.delta_lower(cg, eps, c, fast=True))
-    return Bracket(F.delta_lower(cg, eps, c_low), F.delta_upper(cg, eps, c_up))
+    c_up = min(ladder, key=lambda c: cg.delta_upper(eps, c, fast=True))
+    c_low = max(ladder, key=lambda c: cg.delta_lower(eps, c, fast=True))
+    return Bracket(cg.delta_lower(eps, c_low), cg.delta_upper(eps, c_up))
 
 
 def _bisect(f, delta, top):
@@ -250,24 +250,24 @@ def epsilon_bracket_one(cg: F.Composed, delta: float) -> Bracket:
     # pick c where it matters (at the eps of a middle c): one search, not one per c
     if len(ladder) > 1:
         e_mid = _bisect(
-            lambda x: F.delta_upper(cg, x, ladder[len(ladder) // 2], fast=True), delta, top
+            lambda x: cg.delta_upper(x, ladder[len(ladder) // 2], fast=True), delta, top
         )[1]
         if math.isfinite(e_mid):
-            ups = [min(ladder, key=lambda c: F.delta_upper(cg, e_mid, c, fast=True))]
-            lows = [max(ladder, key=lambda c: F.delta_lower(cg, e_mid, c, fast=True))]
+            ups = [min(ladder, key=lambda c: cg.delta_upper(e_mid, c, fast=True))]
+            lows = [max(ladder, key=lambda c: cg.delta_lower(e_mid, c, fast=True))]
     e_up, c_up = min(
-        (_bisect(lambda x: F.delta_upper(cg, x, c, fast=True), delta, top)[1], c)  # noqa: B023
+        (_bisect(lambda x: cg.delta_upper(x, c, fast=True), delta, top)[1], c)  # noqa: B023
         for c in ups
     )
     if math.isfinite(e_up):
-        e_up = _certify(lambda x: F.delta_upper(cg, x, c_up), e_up, delta, False, top)
+        e_up = _certify(lambda x: cg.delta_upper(x, c_up), e_up, delta, False, top)
     hi = e_up if math.isfinite(e_up) else top
     e_low, c_low = max(
-        (_lower_end(lambda x: F.delta_lower(cg, x, c, fast=True), delta, hi), c)  # noqa: B023
+        (_lower_end(lambda x: cg.delta_lower(x, c, fast=True), delta, hi), c)  # noqa: B023
         for c in lows
     )
-    e_low = _certify(lambda x: F.delta_lower(cg, x, c_low), e_low, delta, True, top)
-    if math.isinf(e_up) and F.delta_lower(cg, top, c_low) > delta:
+    e_low = _certify(lambda x: cg.delta_lower(x, c_low), e_low, delta, True, top)
+    if math.isinf(e_up) and cg.delta_lower(top, c_low) > delta:
         e_low = math.inf  # delta_lower stays above delta for good: no finite eps
     return Bracket(e_low, e_up)
 

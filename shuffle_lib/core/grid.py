@@ -202,6 +202,14 @@ class Composed:
     # 'mean' mode: per component (count, P-mass per bin of the rounding fraction, rest)
     fracs: tuple = ()
 
+    def delta_upper(self, eps: float, c: float = 1.0, fast: bool = False) -> float:
+        """:func:`delta_upper` on arguments the caller has checked (eps a float, 0 < c <= 1)."""
+        return _bound(self, "up", eps, c, fast)
+
+    def delta_lower(self, eps: float, c: float = 1.0, fast: bool = False) -> float:
+        """:func:`delta_lower` on arguments the caller has checked (eps a float, 0 < c <= 1)."""
+        return _bound(self, "low", eps, c, fast)
+
 
 def _grid_s(g, h, start=0):
     return (g.offset + np.arange(start, g.w.size)) * h
@@ -692,21 +700,34 @@ def _read(cg, side, x, fast):
     return _grid_delta(g, cg.h, cg.lam, x)
 
 
+def _bound(cg: Composed, side: str, eps: float, c: float, fast: bool) -> float:
+    """The certified upper (``side="up"``) or lower (``"low"``) bound on delta_{P/Q}(eps), on
+    checked arguments: the path the searches of :mod:`shuffle_lib.core.fourier` call in their
+    loops, through :meth:`Composed.delta_upper` / :meth:`Composed.delta_lower`."""
+    g = cg.up if side == "up" else cg.low
+    sign = 1.0 if side == "up" else -1.0
+    val, fl, ec = _read(cg, side, eps - sign * _shift(cg, c), fast)
+    extra = 0.0 if cg.mode == "updown" else c
+    if side == "up":
+        return min(1.0, (val + fl + g.inf + g.top + ec + extra) * (1 + REL_MARGIN))
+    return max(0.0, (val - fl + g.inf - ec - extra) * (1 - REL_MARGIN))
+
+
+def _checked(cg: Composed, eps: float, c: float) -> tuple[float, float]:
+    v.instance("cg", cg, Composed)
+    return v.real("eps", eps, allow_inf=True), v.real("c", c, 0.0, 1.0, lo_open=True)
+
+
 def delta_upper(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) -> float:
     """Certified upper bound on delta_{P/Q}(eps); c is the Hoeffding level in 'mean' mode.
 
     ``fast=True`` reads the tail sums from cached suffix sums: approximate, for steering only.
+    Arguments are checked here, once; loops call :meth:`Composed.delta_upper`.
 
     Source: Koskela et al. 2021, Thm 5, eq. 2.3 on the grid, errors on the safe side (module
     docstring).
     """
-    v.instance("cg", cg, Composed)
-    eps = v.real("eps", eps, allow_inf=True)
-    c = v.real("c", c, 0.0, 1.0, lo_open=True)
-    g = cg.up
-    val, fl, ec = _read(cg, "up", eps - _shift(cg, c), fast)
-    extra = 0.0 if cg.mode == "updown" else c
-    return min(1.0, (val + fl + g.inf + g.top + ec + extra) * (1 + REL_MARGIN))
+    return _bound(cg, "up", *_checked(cg, eps, c), fast)
 
 
 def delta_lower(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) -> float:
@@ -715,13 +736,7 @@ def delta_lower(cg: Composed, eps: float, c: float = 1.0, fast: bool = False) ->
     Source: Koskela et al. 2021, Thm 5, eq. 2.3 on the grid, errors on the safe side (module
     docstring).
     """
-    v.instance("cg", cg, Composed)
-    eps = v.real("eps", eps, allow_inf=True)
-    c = v.real("c", c, 0.0, 1.0, lo_open=True)
-    g = cg.low
-    val, fl, ec = _read(cg, "low", eps + _shift(cg, c), fast)
-    extra = 0.0 if cg.mode == "updown" else c
-    return max(0.0, (val - fl + g.inf - ec - extra) * (1 - REL_MARGIN))
+    return _bound(cg, "low", *_checked(cg, eps, c), fast)
 
 
 def top_loss(cg: Composed) -> float:

@@ -2,12 +2,14 @@
 
 * :class:`Bracket` -- a certified interval ``(lower, upper)`` around a tight DP parameter: the
   exact value lies in it.  Every accountant in the package returns brackets.
-* :class:`PairModel`, :class:`WorstCase`, :class:`DirectModel` -- what a mechanism's declared
-  build returns (:mod:`shuffle_lib.core.registry`), read by :mod:`shuffle_lib.core.evaluate`.
+* :class:`Model` -- what a mechanism's declared build returns (:mod:`shuffle_lib.core.registry`),
+  read by :mod:`shuffle_lib.core.evaluate`: its upper and lower components, each a :class:`PLDPair`
+  of PLDs or a certified :class:`Method`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -40,51 +42,144 @@ class Bracket(tuple):
 
 # ---- what a mechanism's build returns (read by core.evaluate) ----
 
-@dataclass(frozen=True)
-class PairModel:
-    """A dominating pair given by its privacy loss distributions in both directions.
+Parts = tuple[tuple[PLD, int], ...]
+"""A composition as (PLD, count) parts, each PLD composed count times (Koskela et al. 2021,
+Thm 5)."""
 
-    ``pq`` is the PLD of P w.r.t. Q and ``qp`` that of Q w.r.t. P; their hockey-stick values are
-    >= the mechanism's (the upper end).  When the PLDs are not exact, ``pq_lower``/``qp_lower`` are
-    dominated ones (the lower end).  ``tail_cut`` bounds the mass per round that a build moved to
-    +inf (binomial tails): K rounds then overstate delta by at most K * tail_cut, which the lower
-    end takes off.  ``max_loss`` says that mass at +inf is such a cut of atoms whose loss is at
-    most ``max_loss`` (the Renyi route can then bound it).  ``info`` goes into the JSON params.
+
+@dataclass(frozen=True)
+class PLDPair:
+    """A pair of distributions given by its privacy loss distributions, one round of a model.
+
+    ``pq`` holds the PLD of P w.r.t. Q and ``qp`` that of Q w.r.t. P (Koskela et al. 2021, Def. 4),
+    each as (PLD, count) parts (a heterogeneous round composes several); the evaluator composes
+    them ``compositions`` times.  As an upper component the pair dominates the mechanism (its
+    hockey sticks are >=), as a lower one it is dominated (<=).  ``tail_cut`` bounds the mass per
+    round a build moved to +inf (binomial tails): K rounds overstate delta by at most K tail_cut,
+    which the pair's lower end takes off.  ``max_loss`` says that mass at +inf is such a cut of
+    atoms whose loss is at most ``max_loss`` (the Renyi route can then bound it).  ``caps``:
+    dominated parts (pq, qp) the grid-free lower caps read when these PLDs carry a truncated tail
+    as a finite top atom (:func:`shuffle_lib.core.fourier.delta_bracket`'s ``lower``): one
+    composition then serves both ends.
     """
 
-    pq: PLD
-    qp: PLD
-    pq_lower: PLD | None = None
-    qp_lower: PLD | None = None
+    pq: Parts
+    qp: Parts
     tail_cut: float = 0.0
     max_loss: float | None = None
+    caps: tuple[Parts, Parts] | None = None
+
+    def __post_init__(self):
+        for name in ("pq", "qp"):
+            parts = getattr(self, name)
+            if not parts or not all(isinstance(x, PLD) and c >= 1 for x, c in parts):
+                raise ValueError(f"{name} must be non-empty (PLD, count >= 1) parts, got "
+                                 f"{name}={parts!r:.80}.")
+        if not 0.0 <= self.tail_cut <= 1.0:
+            raise ValueError(f"tail_cut must lie in [0, 1], got tail_cut={self.tail_cut!r}.")
+
+    @classmethod
+    def of(cls, pq: PLD, qp: PLD | None = None, tail_cut: float = 0.0,
+           max_loss: float | None = None) -> PLDPair:
+        """One PLD per direction (``qp`` omitted: a symmetric pair, one PLD for both)."""
+        parts = ((pq, 1),)
+        return cls(parts, parts if qp is None else ((qp, 1),), tail_cut, max_loss)
+
+    @classmethod
+    def from_pmfs(cls, p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray) -> PLDPair:
+        """The exact pair of two PMFs on one ordered support, both directions (Koskela et al. 2021,
+        Def. 4)."""
+        return cls.of(pld_from_pmfs(p, q), pld_from_pmfs(q, p))
+
+    def plds(self) -> tuple[PLD, PLD] | None:
+        """(PLD of P w.r.t. Q, of Q w.r.t. P) when the round is one PLD per direction, else None."""
+        if len(self.pq) == len(self.qp) == 1 and self.pq[0][1] == self.qp[0][1] == 1:
+            return self.pq[0][0], self.qp[0][0]
+        return None
+
+
+@dataclass(frozen=True)
+class Method:
+    """A certified method of a mechanism for ``rounds`` rounds (a closed form, a streamed sum, a
+    search over blocks): ``delta(eps_list)`` and ``epsilon(delta_list)`` return one
+    :class:`Bracket` per target.  A component that serves one end only may leave the other end of
+    its brackets trivial (lower 0; upper 1 or inf)."""
+
+    delta: Callable[[list[float]], list[Bracket]]
+    epsilon: Callable[[list[float]], list[Bracket]]
+    rounds: int = 1
+
+    @classmethod
+    def constant(cls, delta: float, eps: float, rounds: int = 1) -> Method:
+        """delta and eps the same at every target: (0, 0) for an output that does not depend on
+        the input, (1, inf) for laws with disjoint supports."""
+        return cls(lambda t: [Bracket(delta, delta) for _ in t],
+                   lambda t: [Bracket(eps, eps) for _ in t], rounds)
+
+
+Component = PLDPair | Method
+"""Where one end of a model comes from: a pair of PLDs or a certified method."""
+
+RoundPairs = Callable[[int, float], "tuple[PLDPair, PLDPair]"]
+
+
+@dataclass(frozen=True)
+class Model:
+    """What a mechanism's declared build returns: where each end of its brackets comes from.
+
+    ``upper``: components whose upper ends bound the mechanism; when they are candidates for the
+    worst neighbouring configuration the mechanism's upper end is the max over them.  ``lower``:
+    components whose lower ends are valid (a dominated pair, the exact view of a concrete
+    dataset); the model's lower end is the max over them, at most the upper end.  One component
+    may serve both ends (it is evaluated once).  ``eps_cap``: a certified bound on eps at every
+    delta (every composed loss is at most it), applied to both ends of an eps bracket.
+    ``round_pairs(total_rounds, accuracy) -> (dominating, dominated)`` gives one round's pairs for
+    composing with other events when the components are not those pairs (built only when asked);
+    :meth:`pairs_for_composing` falls back on a model of one upper and one lower pair.  ``info``
+    goes into the JSON params.
+    """
+
+    upper: tuple[Component, ...]
+    lower: tuple[Component, ...] = ()
+    eps_cap: float = math.inf
+    round_pairs: RoundPairs | None = None
     info: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        parts = self.upper + self.lower
+        if not self.upper or not all(isinstance(c, (PLDPair, Method)) for c in parts):
+            raise ValueError("a Model needs an upper component; each is a PLDPair or a Method.")
+
+    @classmethod
+    def of(cls, component: Component, info: dict | None = None, **kw) -> Model:
+        """One component serving both ends."""
+        return cls((component,), (component,), info={} if info is None else info, **kw)
 
     @classmethod
     def from_pmfs(cls, p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray,
-                  info: dict | None = None) -> PairModel:
-        """The exact pair of two PMFs on one ordered support, both directions (Koskela et al. 2021,
-        Def. 4)."""
-        return cls(pld_from_pmfs(p, q), pld_from_pmfs(q, p), info={} if info is None else info)
+                  info: dict | None = None) -> Model:
+        """The exact pair of two PMFs (:meth:`PLDPair.from_pmfs`) serving both ends."""
+        return cls.of(PLDPair.from_pmfs(p, q), info)
 
+    @property
+    def composable(self) -> bool:
+        """True when one round is one dominating and one dominated pair (the accountant composes
+        it with other events); False for a worst case over several pairs or a method alone."""
+        return self.round_pairs is not None or self._own_pairs() is not None
 
-@dataclass(frozen=True)
-class WorstCase:
-    """Several dominating pairs; the mechanism's guarantee is the worst, the max over them."""
+    def _own_pairs(self) -> tuple[PLDPair, PLDPair] | None:
+        up, low = self.upper, self.lower or self.upper
+        if len(up) == len(low) == 1 and isinstance(up[0], PLDPair) and isinstance(low[0], PLDPair) \
+                and up[0].plds() is not None and low[0].plds() is not None:
+            return up[0], low[0]
+        return None
 
-    pairs: tuple[PairModel, ...]
-    info: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class DirectModel:
-    """A mechanism with its own certified method for the build's number of rounds:
-    ``delta(eps_list) -> [Bracket]`` and ``epsilon(delta_list) -> [Bracket]``."""
-
-    delta: Callable[[Sequence[float]], list[Bracket]]
-    epsilon: Callable[[Sequence[float]], list[Bracket]]
-    info: dict = field(default_factory=dict)
-
-
-Model = PairModel | WorstCase | DirectModel   # noqa: E305
-"""What a mechanism's declared build returns (read by :mod:`shuffle_lib.core.evaluate`)."""
+    def pairs_for_composing(self, total_rounds: int, accuracy: float) -> tuple[PLDPair, PLDPair]:
+        """(dominating, dominated) pair of one round, single PLDs per direction, for a
+        composition of ``total_rounds`` rounds with other events built at ``accuracy``
+        (ValueError when the model is not :attr:`composable`)."""
+        pairs = self.round_pairs(total_rounds, accuracy) if self.round_pairs is not None \
+            else self._own_pairs()
+        if pairs is None:
+            raise ValueError("this model is not one dominating pair: it composes only alone.")
+        return pairs

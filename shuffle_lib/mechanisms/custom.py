@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import PairModel
+from shuffle_lib.core.types import Model
 
 
 def load_pmfs(path: str) -> tuple[list, list]:
@@ -18,11 +18,11 @@ def load_pmfs(path: str) -> tuple[list, list]:
     return data["p"], data["q"]
 
 
-def custom_model(pmfs: str) -> PairModel:
+def custom_model(pmfs: str) -> Model:
     """The exact pair read from the file ``pmfs``."""
     p, q = load_pmfs(pmfs)
     try:
-        return PairModel.from_pmfs(p, q)
+        return Model.from_pmfs(p, q)
     except ValueError as e:
         raise ValueError(f"--pmfs: {pmfs!r}: {e}") from None
 

@@ -44,7 +44,7 @@ from scipy.stats import binom
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.pld import PLD, delta_both, hockey_stick, pld_from_pmfs
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import ArrayLike, PairModel
+from shuffle_lib.core.types import ArrayLike, Model, PLDPair
 
 _MAX_CLOSED_CELLS = 4_000_000  # (s, r) cells per chunk of the closed-form sums
 MAX_N_CLOSED = 20_000           # the closed forms cost O(n n_x0); beyond this use count_pmfs_exact
@@ -389,7 +389,7 @@ def delta_histogram_homogeneous(
     return d if np.ndim(eps) else float(d[0])
 
 
-def histogram_model(n: int, n_x0: int, k: int, eps0: float) -> PairModel:
+def histogram_model(n: int, n_x0: int, k: int, eps0: float) -> Model:
     """The exact pair of the count of x0 (Biswas et al.'s (2023) marginal view, fixed n_x0):
     :func:`count_pmfs_exact`."""
     p0, p1 = count_pmfs_exact(n, n_x0, eps0, k)
@@ -398,11 +398,12 @@ def histogram_model(n: int, n_x0: int, k: int, eps0: float) -> PairModel:
                     "not the full histogram"}
     lost = _underflow_allowance(n, p0, p1)
     if lost == 0.0:
-        return PairModel.from_pmfs(p0, p1, info)
-    exact = PairModel.from_pmfs(p0, p1)
-    up = [PLD(x.losses, x.probs, x.inf_mass + lost) for x in (exact.pq, exact.qp)]
-    return PairModel(up[0], up[1], exact.pq, exact.qp, tail_cut=lost, max_loss=float(eps0),
-                     info=dict(info, underflow=lost))
+        return Model.from_pmfs(p0, p1, info)
+    exact = (pld_from_pmfs(p0, p1), pld_from_pmfs(p1, p0))
+    up_pq, up_qp = (PLD(x.losses, x.probs, x.inf_mass + lost) for x in exact)
+    return Model((PLDPair.of(up_pq, up_qp, max_loss=float(eps0)),),
+                 (PLDPair.of(*exact, tail_cut=lost, max_loss=float(eps0)),),
+                 info=dict(info, underflow=lost))
 
 
 def _underflow_allowance(n, p0, p1):

@@ -24,7 +24,7 @@ from shuffle_lib.core.binomial import binom_logpmf
 from shuffle_lib.core.constants import MAX_SIZE
 from shuffle_lib.core.pld import PLD, pld_from_losses
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import ArrayLike, PairModel
+from shuffle_lib.core.types import ArrayLike, Model
 
 
 def rr_pmfs(eps0: float) -> tuple[np.ndarray, np.ndarray]:
@@ -73,9 +73,9 @@ def rr_composed_pld(eps0: float, k: int = 1) -> PLD:
     return pld_from_losses(eps0 * (2 * j - k), probs)
 
 
-def rr_model(eps0: float) -> PairModel:
+def rr_model(eps0: float) -> Model:
     """The exact pair of binary randomised response, both directions."""
-    return PairModel.from_pmfs(*rr_pmfs(eps0))
+    return Model.from_pmfs(*rr_pmfs(eps0))
 
 
 register(

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from shuffle_lib.core import evaluate, fourier
+from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.pld import PLD, pld_from_losses
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel
+from shuffle_lib.core.types import ArrayLike, Bracket, Method, Model, PLDPair
 from shuffle_lib.mechanisms.clones.pairs import (
     EPS0_PARAM,
     N_PARAM,
@@ -36,70 +36,54 @@ from shuffle_lib.mechanisms.clones.renyi import clone_rdp
 EXACT_MAX_ATOMS = 10_000_000
 
 
-def _bounding_plds(n, eps0, pair, k, accuracy):
-    """(PLD for the upper side, PLD for the lower side, route) of one round.
+def _round_plds(n, eps0, pair, k, accuracy):
+    """(upper PLD, lower PLD, route, upper PLD for any composition) of one round.
 
-    Exact atoms with the dropped mass (<= 1e-17) as a top atom if at most ``EXACT_MAX_ATOMS``
-    (one PLD serves both sides, see :mod:`shuffle_lib.mechanisms.clones.pld`); else the exact atoms
-    rounded up and down onto a grid of step accuracy / (4 k), binned in chunks (O(#atoms)); beyond
-    4e8 atoms the grid built from binomial tails (O(#s x #bins)).
+    Exact atoms (one PLD serves both sides, see :mod:`shuffle_lib.mechanisms.clones.pld`) if at
+    most ``EXACT_MAX_ATOMS``: the upper PLD puts the dropped mass (<= 1e-17) as a top atom at the
+    largest loss, which the Fourier accountant's grid trims (its grid-free caps read the lower
+    PLD); the PLD for any composition puts it at +inf.  Else the exact atoms rounded up and down
+    onto a grid of step accuracy / (4 k), binned in chunks (O(#atoms)); beyond 4e8 atoms the grid
+    built from binomial tails (O(#s x #bins)).
     """
     try:
         low, info = clone_pld(n, eps0, pair, 1e-18, "lower", EXACT_MAX_ATOMS)
         top = pld_from_losses(np.append(low.losses, clone_top_loss(*check_params(n, eps0, pair))),
                               np.append(low.probs, info["dropped"]), low.inf_mass)
-        return top, low, "exact"
+        return top, low, "exact", low.with_mass_at_infinity(info["dropped"])
     except ValueError as err:
         if "max_atoms" not in str(err):
             raise
     h = accuracy / (4.0 * k)
     try:
-        return (*clone_pld_binned(n, eps0, h, pair), "binned")
+        up, low = clone_pld_binned(n, eps0, h, pair)
+        return up, low, "binned", up
     except ValueError as err:
         if "max_atoms" not in str(err):
             raise
-    return (
-        clone_pld_grid(n, eps0, h, "upper", pair)[0],
-        clone_pld_grid(n, eps0, h, "lower", pair)[0],
-        "grid",
-    )
+    up = clone_pld_grid(n, eps0, h, "upper", pair)[0]
+    return up, clone_pld_grid(n, eps0, h, "lower", pair)[0], "grid", up
 
 
-def _composed(rounds, pair, accuracy):
-    """rounds: [(n, eps0, count), ...] -> (upper components, lower components, routes).
-
-    The lists are [(PLD, count), ...] for :func:`shuffle_lib.core.fourier.delta_bracket` /
-    ``epsilon_bracket`` (tilted at the target, refined to the accuracy, capped by the grid-free
-    bounds); on the exact route one PLD serves both ends (its top atom of truncated mass <= 1e-18
-    is cut to +inf for the upper end and dropped for the lower one by the grid's first trim).
-    """
-    if not rounds:
-        raise ValueError("rounds must hold at least one (n, eps0, count) triple.")
-    total = sum(v.integer("count", c, lo=1, hi=MAX_COMPOSITIONS) for _, _, c in rounds)
-    up, low, routes = [], [], []
-    for n, eps0, c in rounds:
-        u, lo, route = _bounding_plds(n, eps0, pair, total, accuracy)
-        up.append((u, c))
-        low.append((lo, c))
-        routes.append(route)
-    return up, low, routes
-
-
-def _ends(fn, up, low, targets, accuracy, routes):
-    """Brackets from the upper components, lower ends from the lower ones.
-
-    Exact route: the upper PLD is the lower one plus the truncated mass (<= 1e-18) as a last atom
-    at the largest loss, which the grid's first trim sends to +inf (upper) or drops (lower); one
-    composition serves both ends, and the grid-free lower caps read the lower PLDs, so no lower
-    end counts the truncated mass (tests/test_clone_pld.py::
-    test_heterogeneous_rounds_never_count_the_truncated_tail_in_the_lower_end).  Binned routes
-    compose both sides.
-    """
-    if all(r == "exact" for r in routes):
-        return fn(up, up, targets, accuracy=accuracy, lower=(low, low))
-    hi = fn(up, up, targets, accuracy=accuracy)
-    lo = fn(low, low, targets, accuracy=accuracy)
-    return [Bracket(min(a.lower, b.upper), b.upper) for a, b in zip(lo, hi)]
+def _checked_rounds(rounds, compositions, n, eps0, pair):
+    """rounds as [(n, eps0, count), ...], each checked (the error in the caller's terms)."""
+    if rounds is None:
+        k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
+        n, eps0, _ = check_params(n, eps0, pair)
+        return [(n, eps0, k)]
+    if isinstance(rounds, (str, bytes)) or not isinstance(rounds, Sequence) or not rounds:
+        raise ValueError(
+            f"rounds must be a non-empty list of (n, eps0, count), got rounds={rounds!r}."
+        )
+    for r in rounds:
+        if isinstance(r, (str, bytes)) or not isinstance(r, Sequence) or len(r) != 3:
+            raise ValueError(f"rounds must hold (n, eps0, count) triples, got {r!r} in rounds.")
+        try:                         # the error in the caller's terms: an entry of rounds
+            check_params(r[0], r[1], pair)
+            v.integer("count", r[2], lo=1, hi=MAX_COMPOSITIONS)
+        except ValueError as err:
+            raise ValueError(f"rounds: {err} (in the triple {r!r})") from None
+    return list(rounds)
 
 
 def clone_model(
@@ -109,52 +93,46 @@ def clone_model(
     pair: str = "fmt21",
     accuracy: float = DEFAULT_ACCURACY,
     rounds: Sequence[tuple[int, float, int]] | None = None,
-) -> DirectModel:
-    """The certified method for ``compositions`` rounds of an eps0-LDP shuffler (Koskela et al.
-    2021, Thm 6, Koskela et al. 2022, Cor. 3: adaptive rounds too).
+) -> Model:
+    """The model of ``compositions`` rounds of an eps0-LDP shuffler (Koskela et al. 2021, Thm 6,
+    Koskela et al. 2022, Cor. 3: adaptive rounds too), evaluated at ``compositions`` (1 when
+    ``rounds=[(n, eps0, count), ...]`` gives a heterogeneous composition).
 
     One round: :func:`delta_bracket_single` / :func:`epsilon_bracket_single` (exact to ~1e-12, any
-    n). Several: the Fourier accountant (:func:`shuffle_lib.core.fourier.delta_bracket`) on the PLDs
-    of
-    :func:`_bounding_plds` (both directions share one PLD).  ``rounds=[(n, eps0, count), ...]``
-    gives a heterogeneous composition.
+    n), a method.  Several: one round's PLDs of :func:`_round_plds` (both directions share one
+    PLD), composed by the Fourier accountant; on the exact route one composition serves both ends
+    (the grid-free lower caps read the lower PLDs, so no lower end counts the truncated mass:
+    tests/test_clone_pld.py::
+    test_heterogeneous_rounds_never_count_the_truncated_tail_in_the_lower_end), on the binned
+    routes the upper and lower PLDs are composed apart.  The full pairs cap eps at the sum of
+    count x eps0 (:func:`_eps_cap`); one round composes with other events through
+    :func:`clone_plds`.
     """
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)   # read by the single round too
-    if rounds is None:
-        k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
-        n, eps0, _ = check_params(n, eps0, pair)
-        rounds = [(n, eps0, k)]
-    elif isinstance(rounds, (str, bytes)) or not isinstance(rounds, Sequence) or not rounds:
-        raise ValueError(
-            f"rounds must be a non-empty list of (n, eps0, count), got rounds={rounds!r}."
-        )
-    else:
-        for r in rounds:
-            if isinstance(r, (str, bytes)) or not isinstance(r, Sequence) or len(r) != 3:
-                raise ValueError(f"rounds must hold (n, eps0, count) triples, got {r!r} in rounds.")
-            try:                         # the error in the caller's terms: an entry of rounds
-                check_params(r[0], r[1], pair)
-                v.integer("count", r[2], lo=1, hi=MAX_COMPOSITIONS)
-            except ValueError as err:
-                raise ValueError(f"rounds: {err} (in the triple {r!r})") from None
+    hetero = rounds is not None
+    rounds = _checked_rounds(rounds, compositions, n, eps0, pair)
     cap = _eps_cap(rounds, pair)
     if len(rounds) == 1 and rounds[0][2] == 1:
         n1, e1 = rounds[0][0], rounds[0][1]
-        return DirectModel(lambda eps: [delta_bracket_single(n1, e1, e, pair) for e in eps],
-                           lambda delta: _capped(
-                               [epsilon_bracket_single(n1, e1, d, pair) for d in delta], cap),
-                           info={"single_round": True})
-    up, low, routes = _composed(rounds, pair, accuracy)
-    info = {"route": routes[0] if len(set(routes)) == 1 else routes}
+        single = Method(lambda eps: [delta_bracket_single(n1, e1, e, pair) for e in eps],
+                        lambda delta: [epsilon_bracket_single(n1, e1, d, pair) for d in delta])
+        return Model.of(single, {"single_round": True}, eps_cap=cap,
+                        round_pairs=lambda k, acc: _pairs(clone_plds(n1, e1, pair, k, acc)))
+    total = sum(c for _, _, c in rounds)
+    per = 1 if hetero else total          # the counts the evaluator multiplies by compositions
+    built = [(_round_plds(nn, e, pair, total, accuracy), c // per) for nn, e, c in rounds]
+    up = tuple((b[0], c) for b, c in built)
+    low = tuple((b[1], c) for b, c in built)
+    routes = [b[2] for b, _ in built]
+    info: dict = {"route": routes[0] if len(set(routes)) == 1 else routes}
     if any(r != "exact" for r in routes):
         info["grid"] = True
-    return DirectModel(
-        lambda eps: _ends(fourier.delta_bracket, up, low, list(eps), accuracy, routes),
-        lambda delta: _capped(
-            _ends(fourier.epsilon_bracket, up, low, list(delta), accuracy, routes), cap
-        ),
-        info=info,
-    )
+        return Model((PLDPair(up, up),), (PLDPair(low, low),), eps_cap=cap, info=info)
+    return Model.of(PLDPair(up, up, caps=(low, low)), info, eps_cap=cap)
+
+
+def _pairs(plds: tuple[PLD, PLD]) -> tuple[PLDPair, PLDPair]:
+    return PLDPair.of(plds[0]), PLDPair.of(plds[1])
 
 
 def _eps_cap(rounds, pair):
@@ -167,20 +145,15 @@ def _eps_cap(rounds, pair):
     return float(sum(c * e for _, e, c in rounds))
 
 
-def _capped(brs, cap):
-    """Each eps bracket with both ends at most ``cap`` (a certified upper bound on eps)."""
-    return [Bracket(min(b.lower, cap), min(b.upper, cap)) for b in brs]
-
-
 def delta_bracket(n: int, eps0: float, eps: ArrayLike, compositions: int = 1, pair: str = "fmt21",
                   accuracy: float = DEFAULT_ACCURACY,
                   rounds: Sequence[tuple[int, float, int]] | None = None) -> list[Bracket]:
     """Certified Brackets for delta(eps) of `compositions` rounds (adaptive: Koskela et al. 2022,
     Cor. 3);
     :func:`clone_model` through :func:`shuffle_lib.core.evaluate.delta_brackets`."""
-    eps = np.atleast_1d(eps)
-    v.reals("eps", eps, lo=0.0)
-    return evaluate.delta_brackets(clone_model(n, eps0, compositions, pair, accuracy, rounds), eps)
+    model = clone_model(n, eps0, compositions, pair, accuracy, rounds)
+    return evaluate.delta_brackets(model, np.atleast_1d(eps), _evaluated_at(compositions, rounds),
+                                   accuracy=accuracy)
 
 
 def epsilon_bracket(
@@ -193,11 +166,15 @@ def epsilon_bracket(
     rounds: Sequence[tuple[int, float, int]] | None = None,
 ) -> list[Bracket]:
     """Certified Brackets for eps(delta) of `compositions` rounds; see :func:`delta_bracket`."""
-    delta = np.atleast_1d(delta)
-    v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-    return evaluate.epsilon_brackets(
-        clone_model(n, eps0, compositions, pair, accuracy, rounds), delta
-    )
+    model = clone_model(n, eps0, compositions, pair, accuracy, rounds)
+    return evaluate.epsilon_brackets(model, np.atleast_1d(delta),
+                                     _evaluated_at(compositions, rounds), accuracy=accuracy)
+
+
+def _evaluated_at(compositions, rounds):
+    """The compositions :func:`clone_model`'s model is evaluated at (its parts hold the counts of a
+    heterogeneous composition)."""
+    return 1 if rounds is not None else compositions
 
 
 def _rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
@@ -245,11 +222,5 @@ def clone_plds(n: int, eps0: float, pair: str = "fmt21", compositions: int = 1,
     """
     k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
-    try:
-        low, info = clone_pld(n, eps0, pair, 1e-18, "lower", EXACT_MAX_ATOMS)
-        return low.with_mass_at_infinity(info["dropped"]), low
-    except ValueError as err:
-        if "max_atoms" not in str(err):
-            raise
-    up, low, _ = _bounding_plds(n, eps0, pair, k, accuracy)
+    _, low, _, up = _round_plds(n, eps0, pair, k, accuracy)
     return up, low

@@ -32,7 +32,7 @@ from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import tail_range
 from shuffle_lib.core.pld import PLD, pld_from_losses
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import ArrayLike, Bracket, PairModel
+from shuffle_lib.core.types import ArrayLike, Bracket, Model, PLDPair
 from shuffle_lib.mechanisms.clones.pairs import (
     EPS0_PARAM,
     N_PARAM,
@@ -130,7 +130,7 @@ def subsampled_epsilon(n: int, m: int, eps0: float, delta: ArrayLike, compositio
     )
 
 
-def subsampled_model(n: int, m: int, eps0: float) -> PairModel:
+def subsampled_model(n: int, m: int, eps0: float) -> Model:
     """The pair of :func:`subsampled_pld` (one PLD serves both directions).  Its top atom at eps0
     holds the truncated mass, a tail cut that no lower end may count (counted, n = 10, subset = 9,
     eps0 = 8, delta = 1e-30 would give an eps lower end of 7.99375 where the exact delta is 0:
@@ -138,7 +138,7 @@ def subsampled_model(n: int, m: int, eps0: float) -> PairModel:
     test_subsampled_truncated_top_atom_is_not_counted_in_the_eps_lower_end), so it is declared as
     ``tail_cut``."""
     pl, info = subsampled_pld(n, m, eps0)
-    return PairModel(pl, pl, tail_cut=info["dropped"], info={"atoms": info["atoms"]})
+    return Model.of(PLDPair.of(pl, tail_cut=info["dropped"]), {"atoms": info["atoms"]})
 
 
 register(

@@ -10,7 +10,8 @@ et al. 2022, Sec. 4).
 
 :func:`krr_route` is the one route from (adversary, n, gamma, k, compositions) to a certified
 model: for one round whose exact PLD would exceed ``STREAM_ABOVE`` atoms, the streamed method of
-``shuffle_lib.mechanisms.krr.stream`` (a ``DirectModel``); otherwise the pair of
+``shuffle_lib.mechanisms.krr.stream`` (a :class:`~shuffle_lib.core.types.Method`, composed with
+other events through the pair of :func:`krr_model`); otherwise the pair of
 :func:`krr_model`.  The declarations ``krr-strong`` and ``krr-weak``, :func:`delta_bracket` and
 :func:`epsilon_bracket` all go through it and :mod:`shuffle_lib.core.evaluate`.  Balle et al.'s
 closed-form bound lives in
@@ -19,6 +20,8 @@ it).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -33,7 +36,7 @@ from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, Model, PairModel
+from shuffle_lib.core.types import ArrayLike, Bracket, Method, Model, PLDPair
 from shuffle_lib.mechanisms.krr import large, stream
 from shuffle_lib.mechanisms.krr.base import (  # noqa: F401
     MAX_ATOMS,
@@ -61,7 +64,7 @@ STREAM_ABOVE = 10 ** 6   # one round with an exact PLD larger than this is strea
 
 def krr_model(
     adversary: Adversary, n: int, gamma: float, k: int, tail: float = MODEL_TAIL
-) -> PairModel:
+) -> Model:
     """The certified pair of shuffled k-RR against ``adversary``.
 
     The exact PLD (Koskela et al. 2021, Thm 8 / Thm 11) with its binomial tails (<= ``tail``) cut to
@@ -81,11 +84,16 @@ def krr_model(
             raise
         f = large.weak_pld_binned if adversary == "weak" else large.strong_pld_binned
         pl = f(*check_params(n, gamma, k))
-        return PairModel(pl.upper, pl.upper, pl.lower, pl.lower, info=dict(params, binned=True))
+        return _bounding(pl, dict(params, binned=True))
     if pl.upper.losses.size <= BIN_ABOVE:
-        return PairModel(pl.upper, pl.upper, tail_cut=pl.cut, info=dict(params, tail_cut=pl.cut))
-    pl = large.bin_pair(pl, BIN_STEP)
-    return PairModel(pl.upper, pl.upper, pl.lower, pl.lower, info=dict(params, binned=True))
+        return Model.of(PLDPair.of(pl.upper, tail_cut=pl.cut), dict(params, tail_cut=pl.cut))
+    return _bounding(large.bin_pair(pl, BIN_STEP), dict(params, binned=True))
+
+
+def _bounding(pl: KrrPLD, info: dict) -> Model:
+    """A dominating PLD (upper end) and a dominated one (lower end), each serving both
+    directions."""
+    return Model((PLDPair.of(pl.upper),), (PLDPair.of(pl.lower),), info=info)
 
 
 def exact_atoms(adversary: Adversary, n: int, gamma: float, k: int, tail: float = TAIL) -> int:
@@ -123,21 +131,15 @@ def krr_route(adversary: Adversary, n: int, gamma: float, k: int, compositions: 
     n, gamma, k = check_params(n, gamma, k)
     k_rounds = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     if k_rounds == 1 and exact_atoms(adversary, n, gamma, k) > STREAM_ABOVE:
-        return DirectModel(
-            lambda eps: stream.delta_streamed(adversary, n, gamma, k, eps),
-            lambda delta: stream.epsilon_streamed(adversary, n, gamma, k, delta),
-            info={"n": n, "gamma": gamma, "k": k, "route": "streamed", "tail_cut": 0.0},
+        method = Method(lambda eps: stream.delta_streamed(adversary, n, gamma, k, eps),
+                        lambda delta: stream.epsilon_streamed(adversary, n, gamma, k, delta))
+        return Model.of(
+            method, {"n": n, "gamma": gamma, "k": k, "route": "streamed", "tail_cut": 0.0},
+            round_pairs=lambda rounds, accuracy: krr_model(adversary, n, gamma, k)
+            .pairs_for_composing(rounds, accuracy),
         )
     model = krr_model(adversary, n, gamma, k)
-    return PairModel(
-        model.pq,
-        model.qp,
-        model.pq_lower,
-        model.qp_lower,
-        model.tail_cut,
-        model.max_loss,
-        info=dict(model.info, route="pld"),
-    )
+    return dataclasses.replace(model, info=dict(model.info, route="pld"))
 
 
 def delta_bracket(adversary: Adversary, n: int, gamma: float, k: int, eps: ArrayLike,

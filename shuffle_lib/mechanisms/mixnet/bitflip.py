@@ -28,7 +28,7 @@ from shuffle_lib.core.binomial import binom_logpmf, binom_window
 from shuffle_lib.core.constants import BINOMIAL_TAIL, MAX_COMPOSITIONS, MAX_SIZE
 from shuffle_lib.core.pld import PLD, delta_both
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import ArrayLike, DirectModel, PairModel, WorstCase
+from shuffle_lib.core.types import ArrayLike, Method, Model, PLDPair
 from shuffle_lib.mechanisms.mixnet.bitflip_worst import block_search, worst_brackets
 
 TAIL = BINOMIAL_TAIL  # binomial mass cut from each tail (sent to +inf in certified uppers)
@@ -315,15 +315,17 @@ def _composed_worst(n: int, q: float, k: int, verb: str, targets: list[float]) -
     return block_search(n, ends, len(t), 2e-3, 8 * k * TAIL, COMPOSED_MAX_PAIRS)
 
 
-def _every_m(n: int, q: float, info: dict) -> WorstCase:
-    """Every pair m in 0..(n-1)/2 (the rest by the symmetry bit <-> 1-bit): the Renyi route."""
+def _every_m(n: int, q: float, info: dict) -> Model:
+    """Every pair m in 0..(n-1)/2 (the rest by the symmetry bit <-> 1-bit), the worst case over
+    them: the Renyi route."""
     if n > WORST_M_MAX_N:
         raise ValueError(
             f"n must be <= {WORST_M_MAX_N} for the Renyi divergence of --m worst (it builds one "
             f"pair per m, (n-1)//2 + 1 = {(n - 1) // 2 + 1} of them here), got n={n}."
         )
-    pairs = tuple(_pair_model(n, mm, q) for mm in range((n - 1) // 2 + 1))
-    return WorstCase(pairs, info=dict(info, route="every m"))
+    models = [_pair_model(n, mm, q) for mm in range((n - 1) // 2 + 1)]
+    return Model(tuple(x.upper[0] for x in models), tuple(x.lower[0] for x in models),
+                 info=dict(info, route="every m"))
 
 
 def _m_arg(text):
@@ -339,19 +341,15 @@ def _m_arg(text):
 _m_arg.__name__ = "m (an integer or 'worst')"
 
 
-def _pair_model(n: int, m: int, q: float, info: dict | None = None) -> PairModel:
+def _pair_model(n: int, m: int, q: float, info: dict | None = None) -> Model:
     """The pair of n users with m ones among the others: the cut PLDs (upper end, the cut at +inf)
-    and the dominated ones of :func:`pair_plds_lower` (lower end)."""
+    and the dominated ones of :func:`pair_plds_lower` (lower end, less the cut)."""
     # once, for both ends (as pair_plds and pair_plds_lower build them)
     P, Q = pair_pmfs(n, m, q, TAIL)
-    return PairModel(
-        _pld(P, Q, 2.0 * TAIL),
-        _pld(Q, P, 2.0 * TAIL),
-        *_dominated(P, Q, TAIL),
-        tail_cut=2 * TAIL,
-        max_loss=_max_loss(q),
-        info=info or {},
-    )
+    top = _max_loss(q)
+    return Model((PLDPair.of(_pld(P, Q, 2.0 * TAIL), _pld(Q, P, 2.0 * TAIL), max_loss=top),),
+                 (PLDPair.of(*_dominated(P, Q, TAIL), tail_cut=2 * TAIL, max_loss=top),),
+                 info=info or {})
 
 
 def _max_loss(q):
@@ -362,10 +360,10 @@ def _max_loss(q):
 
 def bitflip_model(
     n: int, q: float, m: int | str = 0, compositions: int = 1
-) -> PairModel | WorstCase | DirectModel:
+) -> Model:
     """The bit-flip shuffler's pair with m ones among the other n-1 users (Zhilyaev 2020, Sec. 3-4),
     or for ``m="worst"`` the max over every m, the mechanism's guarantee: one round at any n by the
-    blocks of ``shuffle_lib.mechanisms.mixnet.bitflip_worst`` (a ``DirectModel``, route "blocks");
+    blocks of ``shuffle_lib.mechanisms.mixnet.bitflip_worst`` (a method, route "blocks");
     several rounds by the same blocks on K composed pairs (route "blocks of composed pairs", at most
     COMPOSED_MAX_PAIRS pairs, then the bracket is what the blocks give).  Tails cut to +inf (<= 2
     TAIL per round)."""
@@ -376,12 +374,13 @@ def bitflip_model(
         n = v.integer("n", n, lo=1, hi=MAX_SIZE)
         q = v.real("q", q, 0.0, 0.5, lo_open=True)
         if k_rounds == 1:
-            return DirectModel(lambda eps: worst_brackets(n, q, "delta", eps)[0],
-                               lambda delta: worst_brackets(n, q, "epsilon", delta)[0],
-                               info=dict(info, route="blocks"))
-        return DirectModel(lambda eps: _composed_worst(n, q, k_rounds, "delta", eps)[0],
-                           lambda delta: _composed_worst(n, q, k_rounds, "epsilon", delta)[0],
-                           info=dict(info, route="blocks of composed pairs"))
+            return Model.of(Method(lambda eps: worst_brackets(n, q, "delta", eps)[0],
+                                   lambda delta: worst_brackets(n, q, "epsilon", delta)[0]),
+                            dict(info, route="blocks"))
+        return Model.of(Method(lambda eps: _composed_worst(n, q, k_rounds, "delta", eps)[0],
+                               lambda delta: _composed_worst(n, q, k_rounds, "epsilon", delta)[0],
+                               k_rounds),
+                        dict(info, route="blocks of composed pairs"))
     n, m, q = _check(n, m, q, n_lo=1)
     if m > n - 1:
         raise ValueError(f"m must be an integer in [0, {n - 1}], got m={m}.")
@@ -416,7 +415,7 @@ register(
             ),
         ),
         build=bitflip_model,
-        # the every-m pairs (the builds are DirectModels)
+        # the every-m pairs (the builds for m="worst" are methods)
         rdp=lambda params, orders: evaluate.rdp_brackets(
             _every_m(params["n"], params["q"], {})
             if params["m"] == "worst"

@@ -29,7 +29,7 @@ from shuffle_lib.core.binomial import binom_window, tail_range
 from shuffle_lib.core.constants import BINOMIAL_TAIL
 from shuffle_lib.core.pld import PLD, hockey_stick
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import ArrayLike, Bracket, PairModel
+from shuffle_lib.core.types import ArrayLike, Bracket, Model, PLDPair
 
 TAIL = BINOMIAL_TAIL
 MAX_ATOMS = 2 * 10 ** 7    # ~1 GB while the PLD is built and sorted
@@ -92,11 +92,11 @@ def fake_delta(m: int, d: int, eps: ArrayLike, tail: float = TAIL) -> np.ndarray
     return hockey_stick(fake_pld(m, d, tail), eps)
 
 
-def fake_model(m: int, d: int, tail: float = TAIL) -> PairModel:
+def fake_model(m: int, d: int, tail: float = TAIL) -> Model:
     """The pair of one release with ``m`` fake records on [d] (:func:`fake_pld`, symmetric: one PLD
     serves both directions); the cut tails (<= 2 tail) sit at +inf."""
     pl = fake_pld(m, d, tail)
-    return PairModel(pl, pl, tail_cut=2 * tail, info={"tail_cut": 2 * tail})
+    return Model.of(PLDPair.of(pl, tail_cut=2 * tail), {"tail_cut": 2 * tail})
 
 
 def fake_delta_bracket(

@@ -25,7 +25,7 @@ from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.pld import PLD, hockey_stick, pld_from_losses, pld_from_pmfs
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import ArrayLike, Bracket, DirectModel, PairModel, WorstCase
+from shuffle_lib.core.types import ArrayLike, Bracket, Method, Model, PLDPair
 from shuffle_lib.mechanisms.clones.compose import clone_plds
 from shuffle_lib.mechanisms.clones.pairs import (
     MAX_N,
@@ -397,14 +397,14 @@ def randomizer_model(
     eps0: float = 0.0,
     compositions: int = 1,
     accuracy: float = DEFAULT_ACCURACY,
-) -> DirectModel:
-    """The certified method for ``compositions`` rounds of the shuffled randomiser.
+) -> Model:
+    """The model of ``compositions`` rounds of the shuffled randomiser: the decompositions bound
+    the upper end (the max over them), the views of concrete datasets the lower end.
 
-    One round: a :class:`~shuffle_lib.core.types.DirectModel` (upper end from
-    :func:`upper_delta`/:func:`upper_epsilon`, lower end the best view); several: the upper PLD
-    of each decomposition (:func:`upper_pld`) and the views' dominated PLDs
-    (:func:`view_plds`), each composed once by the Fourier accountant; the bracket is
-    [max of the views' lower ends, max of the upper ends].
+    One round: methods (:func:`upper_delta` / :func:`upper_epsilon` per decomposition,
+    :func:`view_delta` / :func:`view_epsilon` per view); several: the upper PLD of each
+    decomposition (:func:`upper_pld`) and the views' dominated PLDs (:func:`view_plds`), each
+    composed by the Fourier accountant.
     """
     n = v.integer("n", n, lo=1, hi=MAX_N)
     K = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
@@ -418,75 +418,55 @@ def randomizer_model(
         info["g"] = olh_g(eps0)
     if not decs:          # every pair of rows equal: the output does not depend on the input
         info["route"] = "constant randomiser"
-        return DirectModel(
-            lambda eps: [Bracket(0.0, 0.0) for _ in eps],
-            lambda delta: [Bracket(0.0, 0.0) for _ in delta],
-            info=info,
-        )
+        return Model.of(Method.constant(0.0, 0.0, K), info)
+    views = [w for x in decs for w in x.views]
     if K == 1:
         info["route"] = "single round: blanket pair (upper), exact view (lower)"
-
-        def delta(eps):
-            return [
-                Bracket(
-                    max(view_delta(w, n, e) for x in decs for w in x.views)
-                    if any(x.views for x in decs)
-                    else 0.0,
-                    max(upper_delta(x, n, e) for x in decs),
-                )
-                for e in eps
-            ]
-
-        def epsilon(ds):
-            out = []
-            for dl in ds:
-                hi = max(upper_epsilon(x, n, dl) for x in decs)
-                lo = max((view_epsilon(w, n, dl) for x in decs for w in x.views), default=0.0)
-                out.append(Bracket(min(lo, hi), hi))
-            return out
-        return DirectModel(delta, epsilon, info=info)
+        return Model(tuple(_upper_method(x, n) for x in decs),
+                     tuple(_view_method(w, n) for w in views), info=info)
     info["route"] = "Fourier accountant: three-category pair (upper), views (lower)"
-    ups = [PairModel(u, u) for u in (upper_pld(x, n, K, accuracy) for x in decs)]
-    lows = [PairModel(a, b) for x in decs for w in x.views for a, b in view_plds(w, n, K, accuracy)]
+    ups = [_composed_pair(u, u, K) for u in (upper_pld(x, n, K, accuracy) for x in decs)]
+    lows = [_composed_pair(a, b, K) for w in views for a, b in view_plds(w, n, K, accuracy)]
+    return Model(tuple(ups), tuple(lows), info=info)
 
-    def run(pm, verb, targets):
-        # disjoint laws: delta = 1 at every eps
-        if pm.pq.inf_mass >= 1.0 and pm.qp.inf_mass >= 1.0:
-            return [
-                Bracket(1.0, 1.0) if verb == "delta" else Bracket(math.inf, math.inf)
-                for _ in targets
-            ]
-        return evaluate.brackets(pm, verb, targets, K, accuracy=accuracy)
 
-    def combine(verb, targets):
-        up = [run(pm, verb, targets) for pm in ups]
-        low = [run(pm, verb, targets) for pm in lows]
-        out = []
-        for i in range(len(targets)):
-            hi = max(r[i].upper for r in up)
-            lo = max((r[i].lower for r in low), default=0.0)
-            out.append(Bracket(min(lo, hi), hi))
-        return out
-    return DirectModel(
-        lambda eps: combine("delta", eps), lambda delta: combine("epsilon", delta), info=info
-    )
+def _upper_method(dec: Decomposition, n: int) -> Method:
+    """One round's upper end from one decomposition (lower ends left at 0)."""
+    return Method(lambda eps: [Bracket(0.0, upper_delta(dec, n, e)) for e in eps],
+                  lambda delta: [Bracket(0.0, upper_epsilon(dec, n, d)) for d in delta])
+
+
+def _view_method(view: View, n: int) -> Method:
+    """One round's lower end from one view (upper ends left at 1 and inf)."""
+    return Method(lambda eps: [Bracket(view_delta(view, n, e), 1.0) for e in eps],
+                  lambda delta: [Bracket(view_epsilon(view, n, d), math.inf) for d in delta])
+
+
+def _composed_pair(pq: PLD, qp: PLD, K: int) -> PLDPair | Method:
+    """A pair of PLDs to compose K times; laws with disjoint supports (all mass at +inf both
+    ways) have delta = 1 at every eps."""
+    if pq.inf_mass >= 1.0 and qp.inf_mass >= 1.0:
+        return Method.constant(1.0, math.inf, K)
+    return PLDPair.of(pq, qp)
 
 
 def delta_bracket(n: int, eps: ArrayLike, compositions: int = 1, **randomiser) -> list[Bracket]:
     """Certified Brackets for delta(eps) of the shuffled randomiser (``family=``, ``matrix=``,
-    ``k=``, ``d=``, ``eps0=`` as in :func:`randomizer_model`)."""
-    eps = v.reals("eps", np.atleast_1d(eps), lo=0.0)
-    return evaluate.delta_brackets(
-        randomizer_model(n, compositions=compositions, **randomiser), list(eps), compositions
-    )
+    ``k=``, ``d=``, ``eps0=``, ``accuracy=`` as in :func:`randomizer_model`)."""
+    v.reals("eps", np.atleast_1d(eps), lo=0.0)
+    return _brackets("delta", n, eps, compositions, randomiser)
 
 
 def epsilon_bracket(n: int, delta: ArrayLike, compositions: int = 1, **randomiser) -> list[Bracket]:
     """Certified Brackets for eps(delta) of the shuffled randomiser; see :func:`delta_bracket`."""
-    delta = v.reals("delta", np.atleast_1d(delta), lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-    return evaluate.epsilon_brackets(
-        randomizer_model(n, compositions=compositions, **randomiser), list(delta), compositions
-    )
+    v.reals("delta", np.atleast_1d(delta), lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    return _brackets("epsilon", n, delta, compositions, randomiser)
+
+
+def _brackets(verb, n, targets, compositions, randomiser):
+    model = randomizer_model(n, compositions=compositions, **randomiser)
+    return evaluate.brackets(model, verb, np.atleast_1d(targets), compositions,
+                             accuracy=randomiser.get("accuracy", DEFAULT_ACCURACY))
 
 
 def randomizer_rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
@@ -500,13 +480,14 @@ def randomizer_rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
     )
     if not decs:
         return [Bracket(0.0, 0.0) for _ in orders]
-    n, pairs = params["n"], []
+    n, ups, lows = params["n"], [], []
     for x in decs:
         up = upper_pld(x, n, 1, DEFAULT_ACCURACY)
         top = math.log((x.beta + x.s) / x.s) * (1 + 1e-12) if x.s > 0 else None
-        lows = [pl for w in x.views for pl in view_plds(w, n, 1, DEFAULT_ACCURACY)] or [(up, up)]
-        pairs += [PairModel(up, up, a, b, max_loss=top) for a, b in lows]
-    return evaluate.rdp_brackets(WorstCase(tuple(pairs)), orders)
+        ups.append(PLDPair.of(up, max_loss=top))
+        views = [pl for w in x.views for pl in view_plds(w, n, 1, DEFAULT_ACCURACY)] or [(up, up)]
+        lows += [PLDPair.of(a, b, max_loss=top) for a, b in views]
+    return evaluate.rdp_brackets(Model(tuple(ups), tuple(lows)), orders)
 
 
 def _build(n, family, matrix, k, d, eps0, noise="none", scale=0.0, compositions=1,

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats
@@ -54,7 +53,7 @@ from shuffle_lib.core import fourier
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs_lower
-from shuffle_lib.core.types import Bracket, DirectModel
+from shuffle_lib.core.types import ArrayLike, Bracket, Method, Model, PLDPair
 from shuffle_lib.mechanisms.randomizer import noise as N
 
 PROFILE_POINTS = 24  # eps grid points of the profile on [0, eps_hi] (besides the doubling probes)
@@ -213,18 +212,17 @@ def _gauss_sum_delta(mu: float, eps: float) -> float:
     return max(0.0, math.exp(a) * -math.expm1(b - a) * (1 - 1e-9) - 1e-300)
 
 
-def composed_delta(
-    noise: str | N.Noise,
-    n: int,
-    eps: float | Sequence[float] | np.ndarray,
-    compositions: int,
-    scale: float | None = None,
-    points: int = PROFILE_POINTS,
-) -> list[Bracket]:
-    """Certified brackets on delta(eps) of ``compositions`` shuffled rounds (module docstring)."""
+def _checked(noise: str | N.Noise, n: int, compositions: int, scale: float | None):
+    """(noise law, n, K): the arguments both composed routes share, checked."""
     nz = N.noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=N.MAX_N)
-    K = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
+    return nz, n, v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
+
+
+def composed_delta(noise: str | N.Noise, n: int, eps: ArrayLike, compositions: int,
+                   scale: float | None = None, points: int = PROFILE_POINTS) -> list[Bracket]:
+    """Certified brackets on delta(eps) of ``compositions`` shuffled rounds (module docstring)."""
+    nz, n, K = _checked(noise, n, compositions, scale)
     eps = v.reals("eps", eps, lo=0.0)
     pq, qp = profile_plds(nz, n, points=points)
     up = fourier.delta_bracket([(pq, K)], [(qp, K)], eps)
@@ -239,19 +237,11 @@ def composed_delta(
     return out
 
 
-def composed_epsilon(
-    noise: str | N.Noise,
-    n: int,
-    delta: float | Sequence[float] | np.ndarray,
-    compositions: int,
-    scale: float | None = None,
-    points: int = PROFILE_POINTS,
-) -> list[Bracket]:
+def composed_epsilon(noise: str | N.Noise, n: int, delta: ArrayLike, compositions: int,
+                     scale: float | None = None, points: int = PROFILE_POINTS) -> list[Bracket]:
     """Certified brackets on eps(delta) of ``compositions`` shuffled rounds (module docstring):
     the lower end reads the view's bracket at delta + K e (1 + e^{eps_up}), which only lowers it."""
-    nz = N.noise_law(noise, scale)
-    n = v.integer("n", n, lo=1, hi=N.MAX_N)
-    K = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
+    nz, n, K = _checked(noise, n, compositions, scale)
     delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     pq, qp = profile_plds(nz, n, points=points)
     up = fourier.epsilon_bracket([(pq, K)], [(qp, K)], delta)
@@ -285,10 +275,11 @@ def _bisect_gauss(mu: float, delta: float, hi: float) -> float:
 
 def noise_model(
     n: int, noise: str | N.Noise, scale: float | None = None, compositions: int = 1
-) -> DirectModel:
-    """The certified method (a :class:`~shuffle_lib.core.types.DirectModel`) for the
-    registry: one round directly (:mod:`~shuffle_lib.mechanisms.randomizer.noise`), several
-    through the dominating PLD of this module and the Fourier accountant."""
+) -> Model:
+    """The model for the registry, a method serving both ends: one round directly
+    (:mod:`~shuffle_lib.mechanisms.randomizer.noise`), several through the dominating PLD of this
+    module and the Fourier accountant; composed with other events through
+    :func:`accounting_plds`."""
     nz = N.noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=N.MAX_N)
     K = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
@@ -300,13 +291,14 @@ def noise_model(
         + ("" if K == 1 else "; rounds composed from a dominating PLD of the certified profile"),
     }
     if K == 1:
-        return DirectModel(
-            lambda eps: [N.delta_bracket(nz, n, e) for e in eps],
-            lambda delta: [N.epsilon_bracket(nz, n, d) for d in delta],
-            info=info,
-        )
-    return DirectModel(
-        lambda eps: composed_delta(nz, n, eps, K),
-        lambda delta: composed_epsilon(nz, n, delta, K),
-        info=info,
-    )
+        method = Method(lambda eps: [N.delta_bracket(nz, n, e) for e in eps],
+                        lambda delta: [N.epsilon_bracket(nz, n, d) for d in delta])
+    else:
+        method = Method(lambda eps: composed_delta(nz, n, eps, K),
+                        lambda delta: composed_epsilon(nz, n, delta, K), K)
+    return Model.of(method, info, round_pairs=lambda rounds, accuracy: _accounting_pairs(nz, n))
+
+
+def _accounting_pairs(nz: N.Noise, n: int) -> tuple[PLDPair, PLDPair]:
+    up, low = accounting_plds(n, nz)
+    return PLDPair.of(up), PLDPair.of(low)
