@@ -2,7 +2,7 @@
 #   make book   build the whole book (executing every chapter) into _build/html
 #   make test   ruff and mypy on shuffle_lib, then every test: unit, property, the chapters' outputs,
 #               book build with -W, browser check
-# Each chapter is executed once per command (issue 14 item 5): tests/execute_chapters.py runs them
+# Each chapter is executed once per command: tests/execute_chapters.py runs them
 # on two processes into the book's jupyter-cache; the build renders that cache, and the tests
 # compare the same outputs with tests/notebooks/ (nbval's rules).
 SHELL := /bin/bash

@@ -373,13 +373,7 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
         if not self._events:
             return Bracket(0.0, 0.0)
         # finite for a composition (+inf: only with no events)
-        eps = v.real("target_epsilon", eps, 0.0)
-        lone = self._lone()
-        if lone is not None:
-            return evaluate.delta_brackets(
-                self._model(*lone), [eps], lone[1], accuracy=self._accuracy
-            )[0]
-        return self._worst("delta", eps)
+        return self._composed("delta", v.real("target_epsilon", eps, 0.0))
 
     def _epsilon_bracket(self, target_delta: float) -> Bracket:
         delta = v.real("target_delta", target_delta, 0.0, 1.0)
@@ -387,17 +381,16 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
             return Bracket(math.inf, math.inf)
         if not self._events or delta == 1.0:
             return Bracket(0.0, 0.0)
-        delta = v.real("target_delta", delta, 0.0, 1.0, lo_open=True)
+        return self._composed("epsilon", v.real("target_delta", delta, 0.0, 1.0, lo_open=True))
+
+    def _composed(self, verb: evaluate.Verb, target: float) -> Bracket:
+        """A lone shuffle event: its own model at its count.  Else the max over the orientations
+        of the composition of every event's parts (one model: the dominating parts above, the
+        dominated ones and the rounds' tail cuts below)."""
         lone = self._lone()
         if lone is not None:
-            return evaluate.epsilon_brackets(
-                self._model(*lone), [delta], lone[1], accuracy=self._accuracy
-            )[0]
-        return self._worst("epsilon", delta)
-
-    def _worst(self, verb: evaluate.Verb, target: float) -> Bracket:
-        """The max over the orientations of the composition of every event's parts (one model:
-        the dominating parts above, the dominated ones and the rounds' tail cuts below)."""
+            model = self._model(*lone)
+            return evaluate.brackets(model, verb, [target], lone[1], accuracy=self._accuracy)[0]
         out = []
         for rounds in self._orientations():
             up = PLDPair(tuple((r.up_pq, r.count) for r in rounds),

@@ -18,7 +18,7 @@ from shuffle_lib import accountant as acc
 from shuffle_lib import mechanisms
 from shuffle_lib.core import fourier, grid
 from shuffle_lib.core import pld as P
-from shuffle_lib.core.types import PairModel
+from shuffle_lib.core.types import Method, Model, PLDPair
 from shuffle_lib.mechanisms import rr
 from shuffle_lib.mechanisms.clones import pairs
 from shuffle_lib.mechanisms.krr import base as krr_base
@@ -124,7 +124,7 @@ _add("core.calibrate",
      calibrate_mechanism=dict(mech=MECH, solve="eps0", eps=1.0, delta=0.1, fixed={}, compositions=1,
                               accuracy=1e-3))
 _add("core.evaluate",
-     tail_cut=dict(model=MODEL), delta_brackets=dict(model=MODEL, eps=[0.5], compositions=1),
+     delta_brackets=dict(model=MODEL, eps=[0.5], compositions=1),
      epsilon_brackets=dict(model=MODEL, delta=[1e-3], compositions=1),
      brackets=dict(model=MODEL, verb="delta", targets=[0.5], compositions=1),
      rdp_brackets=dict(model=MODEL, orders=[2.0]), finite_or_none=dict(x=1.0))
@@ -177,7 +177,16 @@ _add("core.tradeoff",
      renyi_from_tradeoff=dict(da=[0.25, 0.75], db=[0.75, 0.25], lam=2.0),
      gaussian_tradeoff=dict(mu=1.0, alpha=0.3), gdp_delta=dict(mu=1.0, eps=0.5),
      log_gaussian_delta=dict(sigma=2.0, eps=0.5, sensitivity=1.0), gaussian_delta=dict(sigma=2.0, eps=0.5))
-_add("core.types", **{"PairModel.from_pmfs": dict(cls=PairModel, p=[0.75, 0.25], q=[0.25, 0.75], info=None)})
+_RR_PAIR = PLDPair.from_pmfs([0.75, 0.25], [0.25, 0.75])
+_add("core.types", **{"Model.from_pmfs": dict(cls=Model, p=[0.75, 0.25], q=[0.25, 0.75], info=None),
+                      "Model.of": dict(cls=Model, component=_RR_PAIR, info=None),
+                      "Model.pairs_for_composing": dict(self=Model.of(_RR_PAIR), total_rounds=2,
+                                                        accuracy=1e-3),
+                      "PLDPair.from_pmfs": dict(cls=PLDPair, p=[0.75, 0.25], q=[0.25, 0.75]),
+                      "PLDPair.of": dict(cls=PLDPair, pq=_RR_PAIR.pq[0][0], qp=None, tail_cut=0.0,
+                                         max_loss=1.0),
+                      "PLDPair.plds": dict(self=_RR_PAIR),
+                      "Method.constant": dict(cls=Method, delta=0.0, eps=0.0, rounds=1)})
 _add("core.validate",
      real=dict(name="x", x=1.0), reals=dict(name="x", xs=[1.0]), integer=dict(name="i", x=3),
      probability=dict(name="p", x=0.5), pmf=dict(name="p", p=[0.5, 0.5]))
@@ -385,6 +394,9 @@ SPECIMENS = S
 ROLES: dict[str, dict[str, str | None]] = {
     **{f"shuffle_lib.mechanisms.clones.compose.{f}": {"rounds": "triples"}
        for f in ("clone_model", "delta_bracket", "epsilon_bracket")},
+    # max_loss None means no bound on the cut mass's loss; eps may be +inf (disjoint laws)
+    "shuffle_lib.core.types.PLDPair.of": {"max_loss": "nonneg", "tail_cut": "prob"},
+    "shuffle_lib.core.types.Method.constant": {"eps": None},
     # the binomial helpers are vectorised: j, n, m, N may be arrays of integers; j may be negative
     # (log P = -inf outside 0..n, as clones.renyi uses it)
     "shuffle_lib.core.binomial.binom_logpmf": {"p": "prob", "j": "ints", "n": "ints0"},
@@ -465,6 +477,10 @@ NOT_SWEPT = {
        "validated, each caller's own stopping rule (the callers are swept)"
        for f in ("arithmetic", "geometric", "integer_mid", "narrow", "step_out", "illinois",
                  "narrow_arrays")},
+    **{f"shuffle_lib.core.grid.Composed.{f}": "the unchecked reading the searches of core.fourier call in "
+       "their loops on arguments already checked; grid.delta_upper/delta_lower check them and are swept"
+       for f in ("delta_upper", "delta_lower")},
+    "shuffle_lib.core.types.Model.composable": "a property: no argument",
     "shuffle_lib.core.pld.PLD.trusted": "the unchecked constructor for arrays just computed in the "
                                         "checked form (hot loops); PLD() itself checks",
     "shuffle_lib.core.registry.register": "mutates the global registry (registering a bad mechanism would leak "

@@ -150,7 +150,7 @@ def _convolved(model, sigma, eps, pessimistic):
     """delta(eps) of (pair) x (Gaussian) by exact convolution with the pair's few atoms:
     H_{A+B}(eps) = inf_A + sum_a P(a) H_B(eps - a), the max over both directions."""
     out = []
-    for pld in (model.pq, model.qp):
+    for pld in model.upper[0].plds():
         out.append(pld.inf_mass + float(np.dot(pld.probs, _gaussian_delta(sigma, eps - pld.losses, pessimistic))))
     return max(out)
 
@@ -162,7 +162,7 @@ def test_a_shuffle_round_with_a_gaussian_is_certified(event, params):
                                                            de.GaussianDpEvent(sigma)]))
     br = acct.get_delta_bracket(eps)
     model = sl.mechanism(event).build(**params)
-    assert model.tail_cut <= 1e-50   # the convolution below uses the exact pair
+    assert model.lower[0] is model.upper[0] and model.upper[0].tail_cut <= 1e-50   # the convolution below uses the exact pair
     hi, lo = _convolved(model, sigma, eps, True), _convolved(model, sigma, eps, False)
     assert lo <= hi
     assert br.lower <= hi and lo <= br.upper
@@ -188,10 +188,11 @@ def test_two_asymmetric_pairs_take_the_worse_orientation():
     flip = ShuffledEvent("bitflip", n=12, q=0.1, m=3)
     a, b = sl.mechanism("histogram-krr").build(**hist.values), sl.mechanism("bitflip").build(**flip.values)
     got = ShuffleAccountant().compose(de.ComposedDpEvent([hist, flip])).get_delta_bracket(0.5)
-    same = sl.delta_bracket([(a.pq, 1), (b.pq, 1)], [(a.qp, 1), (b.qp, 1)], [0.5])[0]
-    cross = sl.delta_bracket([(a.pq, 1), (b.qp, 1)], [(a.qp, 1), (b.pq, 1)], [0.5])[0]
+    (a_pq, a_qp), (b_pq, b_qp) = a.upper[0].plds(), b.upper[0].plds()
+    same = sl.delta_bracket([(a_pq, 1), (b_pq, 1)], [(a_qp, 1), (b_qp, 1)], [0.5])[0]
+    cross = sl.delta_bracket([(a_pq, 1), (b_qp, 1)], [(a_qp, 1), (b_pq, 1)], [0.5])[0]
     assert got.upper >= max(same.upper, cross.upper) * (1 - 1e-12)
-    assert got.lower >= max(same.lower, cross.lower) - max(a.tail_cut, 0) - b.tail_cut
+    assert got.lower >= max(same.lower, cross.lower) - a.lower[0].tail_cut - b.lower[0].tail_cut
 
 
 # ---- refusals ----

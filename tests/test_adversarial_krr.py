@@ -58,7 +58,7 @@ from hypothesis import strategies as st
 
 from shuffle_lib import mechanisms
 from shuffle_lib.core import evaluate
-from shuffle_lib.core.types import PairModel
+from shuffle_lib.core.types import PLDPair
 
 from adversarial_common import TARGETS, examples
 
@@ -335,8 +335,8 @@ def _near_ties(losses, K, draw, top):
 
 
 def _model_losses(model):
-    pairs = [model] if isinstance(model, PairModel) else list(getattr(model, "pairs", []))
-    return [x for pm in pairs for pl in (pm.pq, pm.qp) for x in pl.losses]
+    pairs = [c for c in model.upper if isinstance(c, PLDPair)]
+    return [x for pm in pairs for parts in (pm.pq, pm.qp) for pl, _ in parts for x in pl.losses]
 
 
 def build(name, values, K):

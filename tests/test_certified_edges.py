@@ -84,8 +84,8 @@ def test_krr_strong_two_rounds_delta_is_the_inf_mass(krr_model):
     """delta krr-strong n=225 gamma=0.5 k=4, eps=11.823, K=2: every finite composed loss is below
     eps, so delta is the exact +inf mass (issue 17: lower end 1.02363e-13 above the exact
     1.022831e-13)."""
-    pld = krr_model.pq
-    assert krr_model.qp is pld and 2 * float(pld.losses[-1]) < 11.823
+    pld, qp = krr_model.upper[0].plds()
+    assert qp is pld and 2 * float(pld.losses[-1]) < 11.823
     exact = exact_inf_mass(pld, 2)
     br = evaluate.delta_brackets(krr_model, [11.823], compositions=2)[0]
     assert Fraction(br.lower) <= exact <= Fraction(br.upper)
@@ -113,7 +113,7 @@ def test_krr_strong_three_rounds_eps_is_finite(krr_model):
     below the target, so eps is finite (issue 17: eps_lower = inf).  Each end is checked against
     the binned sandwich of the exact delta."""
     target = 1.5348e-13
-    pld = krr_model.pq
+    pld = krr_model.upper[0].plds()[0]
     assert exact_inf_mass(pld, 3) < Fraction(target)
     br = evaluate.epsilon_brackets(krr_model, [target], compositions=3)[0]
     assert math.isfinite(br.lower) and math.isfinite(br.upper) and br.lower <= br.upper

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.pld import PLD, pld_from_pmfs
 
 ArrayLike = float | Sequence[float] | np.ndarray
@@ -75,8 +77,9 @@ class PLDPair:
             if not parts or not all(isinstance(x, PLD) and c >= 1 for x, c in parts):
                 raise ValueError(f"{name} must be non-empty (PLD, count >= 1) parts, got "
                                  f"{name}={parts!r:.80}.")
-        if not 0.0 <= self.tail_cut <= 1.0:
-            raise ValueError(f"tail_cut must lie in [0, 1], got tail_cut={self.tail_cut!r}.")
+        object.__setattr__(self, "tail_cut", v.real("tail_cut", self.tail_cut, 0.0, 1.0))
+        if self.max_loss is not None:
+            object.__setattr__(self, "max_loss", v.real("max_loss", self.max_loss, 0.0))
 
     @classmethod
     def of(cls, pq: PLD, qp: PLD | None = None, tail_cut: float = 0.0,
@@ -109,10 +112,16 @@ class Method:
     epsilon: Callable[[list[float]], list[Bracket]]
     rounds: int = 1
 
+    def __post_init__(self):
+        object.__setattr__(self, "rounds",
+                           v.integer("rounds", self.rounds, lo=1, hi=MAX_COMPOSITIONS))
+
     @classmethod
     def constant(cls, delta: float, eps: float, rounds: int = 1) -> Method:
         """delta and eps the same at every target: (0, 0) for an output that does not depend on
         the input, (1, inf) for laws with disjoint supports."""
+        delta = v.real("delta", delta, 0.0, 1.0)
+        eps = v.real("eps", eps, 0.0, allow_inf=True)
         return cls(lambda t: [Bracket(delta, delta) for _ in t],
                    lambda t: [Bracket(eps, eps) for _ in t], rounds)
 
@@ -178,6 +187,8 @@ class Model:
         """(dominating, dominated) pair of one round, single PLDs per direction, for a
         composition of ``total_rounds`` rounds with other events built at ``accuracy``
         (ValueError when the model is not :attr:`composable`)."""
+        total_rounds = v.integer("total_rounds", total_rounds, lo=1, hi=MAX_COMPOSITIONS)
+        accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
         pairs = self.round_pairs(total_rounds, accuracy) if self.round_pairs is not None \
             else self._own_pairs()
         if pairs is None:

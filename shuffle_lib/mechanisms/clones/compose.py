@@ -149,32 +149,21 @@ def delta_bracket(n: int, eps0: float, eps: ArrayLike, compositions: int = 1, pa
                   accuracy: float = DEFAULT_ACCURACY,
                   rounds: Sequence[tuple[int, float, int]] | None = None) -> list[Bracket]:
     """Certified Brackets for delta(eps) of `compositions` rounds (adaptive: Koskela et al. 2022,
-    Cor. 3);
-    :func:`clone_model` through :func:`shuffle_lib.core.evaluate.delta_brackets`."""
+    Cor. 3), or of the heterogeneous ``rounds``: :func:`clone_model` through
+    :func:`shuffle_lib.core.evaluate.delta_brackets`."""
     model = clone_model(n, eps0, compositions, pair, accuracy, rounds)
-    return evaluate.delta_brackets(model, np.atleast_1d(eps), _evaluated_at(compositions, rounds),
-                                   accuracy=accuracy)
+    return evaluate.brackets(model, "delta", np.atleast_1d(eps),
+                             1 if rounds is not None else compositions, accuracy=accuracy)
 
 
-def epsilon_bracket(
-    n: int,
-    eps0: float,
-    delta: ArrayLike,
-    compositions: int = 1,
-    pair: str = "fmt21",
-    accuracy: float = DEFAULT_ACCURACY,
-    rounds: Sequence[tuple[int, float, int]] | None = None,
-) -> list[Bracket]:
+def epsilon_bracket(n: int, eps0: float, delta: ArrayLike, compositions: int = 1,
+                    pair: str = "fmt21", accuracy: float = DEFAULT_ACCURACY,
+                    rounds: Sequence[tuple[int, float, int]] | None = None) -> list[Bracket]:
     """Certified Brackets for eps(delta) of `compositions` rounds; see :func:`delta_bracket`."""
     model = clone_model(n, eps0, compositions, pair, accuracy, rounds)
-    return evaluate.epsilon_brackets(model, np.atleast_1d(delta),
-                                     _evaluated_at(compositions, rounds), accuracy=accuracy)
-
-
-def _evaluated_at(compositions, rounds):
-    """The compositions :func:`clone_model`'s model is evaluated at (its parts hold the counts of a
-    heterogeneous composition)."""
-    return 1 if rounds is not None else compositions
+    # a heterogeneous model's parts hold their counts: evaluated at 1
+    return evaluate.brackets(model, "epsilon", np.atleast_1d(delta),
+                             1 if rounds is not None else compositions, accuracy=accuracy)
 
 
 def _rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
