@@ -104,8 +104,9 @@ def brackets(
             if verb == "delta":
                 cut = k * c.tail_cut if isinstance(c, PLDPair) else 0.0
                 low = max(low, min(br[i].lower, u) - cut)
-            else:
-                low = max(low, min([br[i].lower, u] + [s[i].lower for s in (shifted,) if s]))
+            else:       # a cut pair's lower end is also read at delta + K tail_cut
+                ends = [br[i].lower] + ([shifted[i].lower] if shifted else [])
+                low = max(low, min(min(ends), u))
         out.append(Bracket(max(low, 0.0), u))
     return out
 

@@ -177,7 +177,7 @@ class Model:
         return self.round_pairs is not None or self._own_pairs() is not None
 
     def _own_pairs(self) -> tuple[PLDPair, PLDPair] | None:
-        up, low = self.upper, self.lower or self.upper
+        up, low = self.upper, self.lower
         if len(up) == len(low) == 1 and isinstance(up[0], PLDPair) and isinstance(low[0], PLDPair) \
                 and up[0].plds() is not None and low[0].plds() is not None:
             return up[0], low[0]
