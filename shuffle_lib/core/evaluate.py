@@ -132,10 +132,11 @@ def rdp_brackets(model: Model, orders: ArrayLike) -> list[Bracket]:
     ``max_loss`` (then that mass is a tail cut and bounded, :func:`renyi_pld_bracket`).
     """
     v.instance("model", model, Model)
-    if not all(isinstance(c, PLDPair) for c in model.upper):
+    ups = [c for c in model.upper if isinstance(c, PLDPair)]
+    if len(ups) < len(model.upper):
         raise ValueError("this mechanism builds no PLD and declares no Renyi method.")
     lams = np.asarray(v.reals("orders", orders, lo=1.0, lo_open=True), dtype=float)
-    hi = np.max([_divergence(c, lams, 0) for c in model.upper], axis=0)
+    hi = np.max([_divergence(c, lams, 0) for c in ups], axis=0)
     lows = [_divergence(c, lams, 1) for c in model.lower if isinstance(c, PLDPair)]
     lo = np.max(lows, axis=0) if lows else np.zeros_like(lams)
     return [Bracket(min(a, b), b) for a, b in zip(lo, hi)]
@@ -150,7 +151,8 @@ def _divergence(pair: PLDPair, lams: np.ndarray, end: int) -> np.ndarray:
             return renyi_pld_bracket(x, lams, pair.max_loss)[1 - end]
         return renyi_pld(x, lams)
 
-    d = np.maximum(*(sum(c * one(x) for x, c in parts) for parts in (pair.pq, pair.qp)))
+    d = np.maximum(np.sum([c * one(x) for x, c in pair.pq], axis=0),
+                   np.sum([c * one(x) for x, c in pair.qp], axis=0))
     if end == 0:
         plds = [x for parts in (pair.pq, pair.qp) for x, _ in parts]
         rounds = max(sum(c for _, c in parts) for parts in (pair.pq, pair.qp))

@@ -166,7 +166,7 @@ def epsilon_bracket(n: int, eps0: float, delta: ArrayLike, compositions: int = 1
                              1 if rounds is not None else compositions, accuracy=accuracy)
 
 
-def _rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
+def _rdp(params: dict, orders: ArrayLike) -> list[Bracket]:
     """The clones pair's own certified Renyi bracket (Chen et al. 2024, eq. 2 on the pair;
     ``koskela``: the generic route would need its +inf mass, so it is refused there as well)."""
     return clone_rdp(params["n"], params["eps0"], orders, pair=params["pair"])
