@@ -2,7 +2,7 @@
 
 A :class:`Mechanism` names its parameters (:class:`Param`: type, allowed range, which direction is
 more private, help text), its source (seed and equation) and one ``build(**params)`` returning a
-:data:`~shuffle_lib.core.types.Model`.  The command line, the evaluation
+:class:`~shuffle_lib.core.types.Model`.  The command line, the evaluation
 of brackets (:mod:`shuffle_lib.core.evaluate`), calibration, the Renyi route and the atlas chapter
 are generated from these declarations; a mechanism module never parses arguments itself.
 
