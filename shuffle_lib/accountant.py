@@ -394,13 +394,14 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
         out = []
         for rounds in self._orientations():
             up = PLDPair(tuple((r.up_pq, r.count) for r in rounds),
-                      tuple((r.up_qp, r.count) for r in rounds))
+                         tuple((r.up_qp, r.count) for r in rounds))
             cut = sum(r.count * r.cut for r in rounds)
             if all(r.low_pq is r.up_pq and r.low_qp is r.up_qp for r in rounds):
                 model = Model.of(dataclasses.replace(up, tail_cut=cut))
             else:
-                model = Model((up,), (PLDPair(tuple((r.low_pq, r.count) for r in rounds),
-                                           tuple((r.low_qp, r.count) for r in rounds), cut),))
+                low = PLDPair(tuple((r.low_pq, r.count) for r in rounds),
+                              tuple((r.low_qp, r.count) for r in rounds), cut)
+                model = Model((up,), (low,))
             out.append(evaluate.brackets(model, verb, [target], accuracy=self._accuracy)[0])
         return Bracket(max(b.lower for b in out), max(b.upper for b in out))
 

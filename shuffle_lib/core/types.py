@@ -179,7 +179,8 @@ class Model:
     def _own_pairs(self) -> tuple[PLDPair, PLDPair] | None:
         up, low = self.upper, self.lower
         if len(up) == len(low) == 1 and isinstance(up[0], PLDPair) and isinstance(low[0], PLDPair) \
-                and up[0].plds() is not None and low[0].plds() is not None:
+                and up[0].plds() is not None and low[0].plds() is not None \
+                and up[0].caps is None:      # a finite top atom is certified only with its caps
             return up[0], low[0]
         return None
 

@@ -112,12 +112,14 @@ def clone_model(
     hetero = rounds is not None
     rounds = _checked_rounds(rounds, compositions, n, eps0, pair)
     cap = _eps_cap(rounds, pair)
+    n1, e1 = rounds[0][0], rounds[0][1]
+    # a homogeneous model's one round, for composing with other events
+    homogeneous = len(rounds) == 1 and not (hetero and rounds[0][2] > 1)
+    others = (lambda k, acc: _pairs(clone_plds(n1, e1, pair, k, acc))) if homogeneous else None
     if len(rounds) == 1 and rounds[0][2] == 1:
-        n1, e1 = rounds[0][0], rounds[0][1]
         single = Method(lambda eps: [delta_bracket_single(n1, e1, e, pair) for e in eps],
                         lambda delta: [epsilon_bracket_single(n1, e1, d, pair) for d in delta])
-        return Model.of(single, {"single_round": True}, eps_cap=cap,
-                        round_pairs=lambda k, acc: _pairs(clone_plds(n1, e1, pair, k, acc)))
+        return Model.of(single, {"single_round": True}, eps_cap=cap, round_pairs=others)
     total = sum(c for _, _, c in rounds)
     per = 1 if hetero else total          # the counts the evaluator multiplies by compositions
     built = [(_round_plds(nn, e, pair, total, accuracy), c // per) for nn, e, c in rounds]
@@ -127,8 +129,9 @@ def clone_model(
     info: dict = {"route": routes[0] if len(set(routes)) == 1 else routes}
     if any(r != "exact" for r in routes):
         info["grid"] = True
-        return Model((PLDPair(up, up),), (PLDPair(low, low),), eps_cap=cap, info=info)
-    return Model.of(PLDPair(up, up, caps=(low, low)), info, eps_cap=cap)
+        return Model((PLDPair(up, up),), (PLDPair(low, low),), eps_cap=cap, round_pairs=others,
+                     info=info)
+    return Model.of(PLDPair(up, up, caps=(low, low)), info, eps_cap=cap, round_pairs=others)
 
 
 def _pairs(plds: tuple[PLD, PLD]) -> tuple[PLDPair, PLDPair]:
