@@ -7,7 +7,11 @@ The contract (a public interface: extend it, don't change it):
 * with ``--json`` stdout is one JSON object ``{"mechanism", "params", "compositions",
   "results": [{"eps", "delta_lower", "delta_upper"}, ...], "seconds"}`` (for
   ``epsilon``: ``{"delta", "eps_lower", "eps_upper"}``); delta is the max over both
-  directions; an infinite eps is written as ``null``.
+  directions; an infinite eps is written as ``null``.  Each result also carries
+  ``"accuracy_met"`` (true/false), ``"half_width"`` ((upper - lower) / 2, ``null`` when infinite)
+  and ``"limit"`` (``null``, or what stopped a missed target: ``"memory"``, ``"floating-point
+  floor"``, ``"grid step"``, ``"mechanism bounds"``); :mod:`shuffle_lib.core.accuracy` defines
+  what meeting ``--accuracy`` means.  The text output names each missed target and its limit.
 * ``--n`` counts all users, the differing one included; delta is for the worst-case
   neighbouring pair the mechanism's analysis covers, both directions.
 * bad input: exit code 2 and one line on stderr.
@@ -36,13 +40,14 @@ import time
 from collections.abc import Sequence
 
 from shuffle_lib import mechanisms
-from shuffle_lib.core import evaluate
+from shuffle_lib.core import accuracy, evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.calibrate import calibrate_mechanism
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.registry import Mechanism, Param
 from shuffle_lib.core.renyi import LAM_MAX
+from shuffle_lib.core.types import Bracket
 
 VERBS = {
     "delta": "bracket the tight delta at given eps",
@@ -159,7 +164,7 @@ def run(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     params, br = mech.evaluate(a.verb, a.targets, _values(a, mech), a.compositions, a.accuracy)
     if a.verb == "delta":
         res = [
-            {"eps": e, "delta_lower": b.lower, "delta_upper": b.upper}
+            {"eps": e, "delta_lower": b.lower, "delta_upper": b.upper, **_met(b)}
             for e, b in zip(a.targets, br)
         ]
     else:
@@ -168,11 +173,20 @@ def run(argv: list[str]) -> tuple[argparse.Namespace, dict]:
                 "delta": d,
                 "eps_lower": evaluate.finite_or_none(b.lower),
                 "eps_upper": evaluate.finite_or_none(b.upper),
+                **_met(b),
             }
             for d, b in zip(a.targets, br)
         ]
     return a, {"mechanism": a.mechanism, "params": params, "compositions": a.compositions,
                "results": res, "seconds": time.perf_counter() - t0}
+
+
+def _met(b: Bracket) -> dict:
+    """A result's accuracy fields (:mod:`shuffle_lib.core.accuracy`): whether the bracket met the
+    accuracy asked, its half-width (null when infinite) and, when it missed, the limit that stopped
+    it (null otherwise)."""
+    return {"accuracy_met": b.accuracy_met,
+            "half_width": evaluate.finite_or_none(accuracy.half_width(b)), "limit": b.limit}
 
 
 def _solve_param(argv: list[str]) -> tuple[Mechanism | None, Param | None]:
@@ -244,14 +258,25 @@ def run_rdp(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     }
 
 
+_ACCURACY_FIELDS = ("accuracy_met", "half_width", "limit")
+
+
 def _table(out: dict) -> str:
-    cols = list(out["results"][0].keys())
+    """The text output: a table of the results' numbers, then one line per target that missed its
+    accuracy, saying why (:mod:`shuffle_lib.core.accuracy`)."""
+    cols = [c for c in out["results"][0] if c not in _ACCURACY_FIELDS]
     lines = [f"{out['mechanism']} {out['params']}  compositions={out['compositions']}",
              "  ".join(f"{c:>14}" for c in cols)]
     for r in out["results"]:
         lines.append(
             "  ".join(f"{'inf' if r[c] is None else format(r[c], '.8g'):>14}" for c in cols)
         )
+    for r in out["results"]:
+        if r.get("accuracy_met") is False:
+            target = cols[0]
+            width = "inf" if r["half_width"] is None else format(r["half_width"], ".3g")
+            lines.append(f"accuracy not met at {target}={r[target]:g} (half-width {width}): "
+                         f"{r['limit']}")
     lines.append(f"({out['seconds']:.2f} s)")
     return "\n".join(lines)
 

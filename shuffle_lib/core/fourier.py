@@ -15,15 +15,20 @@ One round is computed exactly from the PLD; more rounds go through the grid of
   the grid is a bounded 2^21 points instead of the largest allowed: certified either way, and
   seconds instead of minutes;
 * tilt lam: the Chernoff-optimal value min_lam [Lambda(lam) - lam eps] for the
-  smallest eps asked (or the RDP-optimal one for the largest delta asked), where
-  Lambda(lam) = sum_rounds log E_P[e^{lam L}];
+  smallest eps of a group (or the RDP-optimal one for the largest delta asked), where
+  Lambda(lam) = sum_rounds log E_P[e^{lam L}].  ``delta_bracket`` groups its targets by the tilt
+  each needs (within 25 %, :func:`_tilt_groups`), one grid per group, and refines a target its
+  group's grid left loose alone: each target's bracket is then at least as narrow as a query of
+  that eps alone (the two are intersected; one tilt for eps = 0.02 and 1.9 left delta(1.9) at
+  [2.4e-169, 6.2e-9] against [4.00e-12, 4.04e-12] alone);
 * ``epsilon_bracket`` steers the tilt on grids 16x coarser, then composes once at the accuracy
   asked; a symmetric pair's bracket is read once, and the Hoeffding level c is chosen at one eps
   (the middle c's) rather than by a search per c: any c gives a certified end, the choice only
   tightens;
 * ``delta_bracket`` refines the grid (accuracy / 4 at a time) until every
   bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
-  5 % above), as far as ``max_points`` allows;
+  5 % above), as far as ``max_points`` allows; what stopped a target short of it is noted for
+  :mod:`shuffle_lib.core.accuracy` (which defines the accuracy contract);
 * a loose bracket (typically below the FFT's round-off floor, delta ~ 1e-300) is tightened by
   the grid-free bounds of :mod:`shuffle_lib.core.extreme` (Chernoff above, the top atom below);
 * every grid bracket is narrowed, before the refinement test, by the top atom below and the
@@ -41,6 +46,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from shuffle_lib.core import accuracy as A
 from shuffle_lib.core import extreme as X
 from shuffle_lib.core import grid as F
 from shuffle_lib.core import search
@@ -147,7 +153,15 @@ def compose(
             )
         return F.compose_on_grid(components, h, lam, mode)
     h = _fine_step(components, accuracy)
-    if width / h > max_points:  # measure the real support with a coarse run before coarsening h
+    if width / h > max_points:
+        # a lattice pair composes exactly on its lattice, at any K (grid point 1a's roundings are
+        # the identity there): certified and as narrow as the round-off allows, where the coarsened
+        # grid below leaves a rounding width of K h (0 to 278647 for eps(1e-6) of a 3-outcome pair
+        # at K = 1e6, 1.2e10 points at the accuracy's step)
+        g = F.lattice_step(components)
+        if g is not None and g > h and width / g <= max_points:
+            return F.compose_on_grid(components, g, lam, "updown", method="squaring")
+        # measure the real support with a coarse run before coarsening h
         probe = F.compose_on_grid(components, width / 2 ** 14, lam, mode)
         real = max(probe.up.w.size, probe.low.w.size) * probe.h
         # out of reach by far: a bounded grid, not the largest
@@ -155,6 +169,11 @@ def compose(
             max_points = min(max_points, _BOUNDED_POINTS)
         h = max(h, 1.3 * real / max_points)
     return F.compose_on_grid(components, h, lam, mode)
+
+
+def _on_lattice(cg, components):
+    """True when ``cg`` was composed on the lattice of its components (exact roundings)."""
+    return cg.mode == "updown" and F.lattice_step(components) == cg.h
 
 
 def _fine_step(components, accuracy):
@@ -464,17 +483,65 @@ def delta_bracket(
         return [Bracket(inf_mass * (1 - REL_MARGIN), 1.0) for _ in eps]
     K = sum(c for _, c in pq)
     rtol = (
-        (0.01 if K <= 100 else 0.05)
+        A.delta_rtol(K)
         if rtol is None
         else v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
     )
+    lows = (pq if low_pq is None else low_pq, qp if low_qp is None else low_qp)
+    lams = [(_lam_for_eps(pq, e), _lam_for_eps(qp, e)) for e in eps]
+    out: dict[int, Bracket] = {}
+    for group in _tilt_groups(eps, lams):
+        part = _delta_group(pq, qp, [eps[i] for i in group], accuracy, rtol, lows, (low_pq, low_qp),
+                            kw)
+        for i, br in zip(group, part):
+            # a target its group's grid left loose: refined alone, as a query of that eps alone
+            # would be (both brackets are certified: their intersection is)
+            if len(group) > 1 and _misses(br, rtol):
+                alone = _delta_group(pq, qp, [eps[i]], accuracy, rtol, lows, (low_pq, low_qp),
+                                     kw)[0]
+                br = Bracket(max(br.lower, alone.lower), min(br.upper, alone.upper))
+            out[i] = br
+    return [out[i] for i in range(len(eps))]
+
+
+_TILT_GROUP = 0.25   # targets whose Chernoff tilts differ by at most this (relative) share a grid
+
+
+def _tilt_groups(eps: Sequence[float], lams: Sequence[tuple[float, float]]) -> list[list[int]]:
+    """Indices of ``eps`` grouped by the tilt they need: sorted by eps, a group ends where a
+    target's tilt (either direction) leaves the group's first by more than ``_TILT_GROUP``
+    relative (0.1 absolute near lam = 0).  One grid per group: a tilt steered for the smallest eps
+    leaves the largest ones at the FFT's round-off floor (module docstring)."""
+    order = sorted(range(len(eps)), key=lambda i: eps[i])
+    groups: list[list[int]] = []
+    for i in order:
+        if groups and all(
+            abs(a - b) <= _TILT_GROUP * max(b, 0.1) for a, b in zip(lams[i], lams[groups[-1][0]])
+        ):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def _misses(br, rtol):
+    """True when a delta bracket above 1e-10 is wider than ``rtol`` of its upper end (the
+    refinement's test)."""
+    return br.upper >= A.DELTA_FLOOR and br.upper - br.lower > rtol * br.upper
+
+
+def _delta_group(pq, qp, eps, accuracy, rtol, lows, given_lows, kw):
+    """:func:`delta_bracket`'s grid route for targets sharing one tilt (that of the smallest eps):
+    the grid is refined (accuracy / 4 at a time) until each bracket meets ``rtol`` or a limit
+    stops it."""
+    low_pq, low_qp = given_lows
     e0 = float(min(eps))
     lam_pq, lam_qp = _lam_for_eps(pq, e0), _lam_for_eps(qp, e0)
     pairs = None
     top_pq = _near_top_delta(pq, eps)
     top_qp = top_pq if _same(pq, qp) else _near_top_delta(qp, eps)
-    bot_pq = _top_atom_lower(pq if low_pq is None else low_pq, eps)
-    bot_qp = _top_atom_lower(qp if low_qp is None else low_qp, eps)
+    bot_pq = _top_atom_lower(lows[0], eps)
+    bot_qp = _top_atom_lower(lows[1], eps)
     while True:
         try:
             a = compose(pq, accuracy=accuracy, lam=lam_pq, **kw)
@@ -483,6 +550,8 @@ def delta_bracket(
             if pairs is None:       # not even the requested accuracy fits: refuse
                 raise
             # a refinement would exceed the memory limit: the last grid's brackets are certified
+            A.note("delta", [e for e, (x, y) in zip(eps, pairs) if _misses(_both(x, y), rtol)],
+                   "memory")
             return [
                 _both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp))
                 for (x, y), e in zip(pairs, eps)
@@ -490,10 +559,14 @@ def delta_bracket(
         pairs = [(_tight(delta_bracket_one(a, e), lu, u), _tight(delta_bracket_one(b, e), lw, w))
                  for e, u, w, lu, lw in zip(eps, top_pq, top_qp, bot_pq, bot_qp)]
         out = [_both(x, y) for x, y in pairs]
-        loose = any(r.upper >= 1e-10 and r.upper - r.lower > rtol * r.upper for r in out)
+        loose = any(_misses(r, rtol) for r in out)
+        exact = _on_lattice(a, pq) and _on_lattice(b, qp)
         at_cap = max(a.h, b.h) > 1.01 * max(_fine_step(pq, accuracy), _fine_step(qp, accuracy)) or \
             4 * max(a.up.w.size, b.up.w.size) > _REFINE_MAX_POINTS
         if not loose or at_cap or kw.get("h") is not None or accuracy < 1e-7:
+            A.note("delta", [e for e, r in zip(eps, out) if _misses(r, rtol)],
+                   "floating-point floor" if exact else "memory" if at_cap
+                   else "grid step" if kw.get("h") is not None else "floating-point floor")
             return [
                 _both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp))
                 for (x, y), e in zip(pairs, eps)
@@ -566,6 +639,12 @@ def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
     if fine:
         a = compose(pq, lam=lams[0], **kw)
         b = a if _same(pq, qp) else compose(qp, lam=lams[1], **kw)
+        acc = kw.get("accuracy", DEFAULT_ACCURACY)
+        exact = _on_lattice(a, pq) and _on_lattice(b, qp)
+        if not exact and max(a.h, b.h) > 1.01 * max(_fine_step(pq, acc), _fine_step(qp, acc)):
+            A.note("epsilon", delta, "memory")   # the step was coarsened to fit max_points
+    elif kw.get("h") is not None:
+        A.note("epsilon", delta, "grid step")
     out = []
     for d in delta:
         x = _cap_eps(epsilon_bracket_one(a, d), pq, d, low_pq)

@@ -410,6 +410,30 @@ def _on_grid_share(pld, h):
     return float(np.sum(pld.probs[on])) / tot if tot > 0 else 0.0
 
 
+def lattice_step(components: Sequence[tuple[PLD, int]], max_divisor: int = 8) -> float | None:
+    """The largest step g with every finite loss of every round on the grid k g (as
+    :func:`discretise` snaps: within 16 u max(abs(x), 1) of an integer x = L / g), or None.
+
+    On such a grid both roundings are the identity (S_up = S_down = S up to ``eps_slack``), so
+    up/down composition is exact at any number of rounds: no Hoeffding shift, no rounding width;
+    what remains is the FFT's round-off (point 4) and the trimmed tails (point 3).  The candidates
+    are m / j, m the smallest non-zero abs(loss), j = 1 ... ``max_divisor`` (losses 0.3 and 0.5:
+    g = 0.1).  Randomised response and any pair whose likelihood ratios are powers of one number
+    are lattice pairs (the 3-outcome pair (0.5, 0.3, 0.2) / (0.2, 0.3, 0.5): g = log 2.5).
+    """
+    components = check_components(components)
+    losses = np.concatenate([p.losses for p, _ in components])
+    nonzero = np.abs(losses[losses != 0.0])
+    if nonzero.size == 0:
+        return None
+    m = float(nonzero.min())
+    for j in range(1, max_divisor + 1):
+        x = losses / (m / j)
+        if np.all(np.abs(x - np.rint(x)) <= _SNAP * np.maximum(np.abs(x), 1.0)):
+            return m / j
+    return None
+
+
 def _moved(g, k, h, lam):
     """The grid g with every mass moved k steps (tilted weights kept, log-scale re-based)."""
     return _Grid(g.w, g.offset + k, g.logscale + lam * k * h, g.lfin, g.ltot, g.top, g.err)
@@ -638,34 +662,34 @@ def _grid_delta(g, h, lam, x):
         + math.log2(max(g.w.size, 2))
         + 8
     )
-    err_cost = g.err * math.exp(min(g.logscale - lam * x, 700.0))
+    err_cost = float(g.err) * math.exp(min(g.logscale - lam * x, 700.0))
     return val, big * _U * val, err_cost
 
 
 def _suffix_sums(cg, side):
-    """Cached tail sums (s, sum_{i>=j} m_i, sum_{i>=j} m_i e^{-s_i}) over s >= -1, for fast
-    reads."""
+    """Cached log tail sums (s, log sum_{i>=j} m_i, log sum_{i>=j} m_i e^{-s_i}) over s >= -1, for
+    fast reads (in logs: at losses in the thousands e^{-s} underflows, and a read of 0 steered the
+    eps search of 10^6 rounds to a lower end of 0)."""
     if side not in cg.cache:
         g = cg.up if side == "up" else cg.low
         start = min(max(math.ceil(-1.0 / cg.h) - g.offset, 0), g.w.size)
         s = _grid_s(g, cg.h, start)
-        m = np.exp(np.minimum(_untilted_log(g.w[start:], g.logscale, cg.lam, s), 700.0))
-        cg.cache[side] = (s, np.cumsum(m[::-1])[::-1], np.cumsum((m * np.exp(-s))[::-1])[::-1])
+        lm = _untilted_log(g.w[start:], g.logscale, cg.lam, s)
+        with np.errstate(invalid="ignore"):   # logaddexp(-inf, -inf) is -inf, as wanted
+            lt0 = np.logaddexp.accumulate(lm[::-1])[::-1]
+            lt1 = np.logaddexp.accumulate((lm - s)[::-1])[::-1]
+        cg.cache[side] = (s, lt0, lt1)
     return cg.cache[side]
 
 
 def _fast_grid_delta(cg, side, x):
     """Approximate sum_i m_i (1 - e^{x - s_i})_+ (x >= -1) in O(log M): steers, certifies
     nothing."""
-    s, t0, t1 = _suffix_sums(cg, side)
+    s, lt0, lt1 = _suffix_sums(cg, side)
     j = int(np.searchsorted(s, x, side="right"))
-    if j >= s.size or t0[j] <= 0.0:
+    if j >= s.size or not math.isfinite(lt0[j]) or not math.isfinite(lt1[j]):
         return 0.0
-    return (
-        float(t0[j]) * -math.expm1(min(x + math.log(t1[j]) - math.log(t0[j]), 0.0))
-        if t1[j] > 0
-        else 0.0
-    )
+    return math.exp(min(float(lt0[j]), 700.0)) * -math.expm1(min(x + float(lt1[j] - lt0[j]), 0.0))
 
 
 def hoeffding_t(c: float, h: float, K: int) -> float:
@@ -687,7 +711,7 @@ def _shift(cg, c):
 def _read(cg, side, x, fast):
     g = cg.up if side == "up" else cg.low
     if fast:
-        err_cost = g.err * math.exp(min(g.logscale - cg.lam * x, 700.0))
+        err_cost = float(g.err) * math.exp(min(g.logscale - cg.lam * x, 700.0))
         return _fast_grid_delta(cg, side, x), 0.0, err_cost
     return _grid_delta(g, cg.h, cg.lam, x)
 
