@@ -280,3 +280,38 @@ def test_memory_guard_refuses_before_allocating(monkeypatch):
     with pytest.raises(ValueError, match=r"GB.*SHUFFLE_LIB_MEMORY_LIMIT"):
         sl.epsilon_bracket([(sl.pld_from_pmfs(p, q), 10)], [(sl.pld_from_pmfs(q, p), 10)], [1e-6], accuracy=1e-6)
     assert grid.check_memory(1000, "x") == 1000
+
+
+def _width(br):
+    return br.upper - br.lower
+
+
+@settings(max_examples=25, **FAST)
+@given(pairs(m_max=4, zeros=False), st.integers(2, 12), st.lists(st.floats(0.0, 0.9), min_size=2, max_size=5),
+       st.sampled_from([2e-3, 2e-4]))
+def test_many_targets_each_as_tight_as_alone(pq, K, fracs, acc):
+    """delta at several eps in one query: each bracket holds the exact value (enumeration) and is at
+    most 5 % wider than the query of that eps alone (targets from near 0 up to 90 % of the largest
+    composed loss, where delta falls to ~1e-20 and one shared tilt would leave the FFT's floor)."""
+    p, q = pq
+    a, b = both(p, q, K)
+    top = K * float(np.max(np.abs(np.log(p / q))))
+    eps = [f * top for f in fracs]
+    many = sl.delta_bracket(a, b, eps, accuracy=acc)
+    for e, br in zip(eps, many):
+        alone = sl.delta_bracket(a, b, [e], accuracy=acc)[0]
+        exact = oracle.delta(p, q, K, e)
+        assert br.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= br.upper, (e, br, exact)
+        assert _width(br) <= 1.05 * _width(alone) + 1e-300, (e, br, alone)
+
+
+def test_many_targets_of_the_clones_pair_each_as_tight_as_alone():
+    """The clones pair (n = 1e4, eps0 = 4, 4 rounds) at eps = 0.02 and 1.9 in one query: delta(1.9)
+    is [4.00e-12, 4.04e-12] alone, and was [2.4e-169, 6.2e-9] with one tilt for both targets."""
+    many = sl.mechanism_brackets("ldp-shuffle", "delta", [0.02, 1.9], 4, n=10_000, eps0=4)
+    for e, br in zip([0.02, 1.9], many):
+        alone = sl.mechanism_brackets("ldp-shuffle", "delta", [e], 4, n=10_000, eps0=4)[0]
+        assert max(br.lower, alone.lower) <= min(br.upper, alone.upper)   # both certified: they meet
+        assert _width(br) <= 1.05 * _width(alone)
+        assert br.accuracy_met and br.limit is None
+    assert 3.9e-12 < many[1].lower and many[1].upper < 4.1e-12

@@ -17,7 +17,7 @@ One round is computed exactly from the PLD; more rounds go through the grid of
 * tilt lam: the Chernoff-optimal value min_lam [Lambda(lam) - lam eps] for the
   smallest eps of a group (or the RDP-optimal one for the largest delta asked), where
   Lambda(lam) = sum_rounds log E_P[e^{lam L}].  ``delta_bracket`` groups its targets by the tilt
-  each needs (within 25 %, :func:`_tilt_groups`), one grid per group, and refines a target its
+  each needs (:func:`_tilt_groups`), one grid per group, and refines a target its
   group's grid left loose alone: each target's bracket is then at least as narrow as a query of
   that eps alone (the two are intersected; one tilt for eps = 0.02 and 1.9 left delta(1.9) at
   [2.4e-169, 6.2e-9] against [4.00e-12, 4.04e-12] alone);
@@ -488,9 +488,9 @@ def delta_bracket(
         else v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
     )
     lows = (pq if low_pq is None else low_pq, qp if low_qp is None else low_qp)
-    lams = [(_lam_for_eps(pq, e), _lam_for_eps(qp, e)) for e in eps]
     out: dict[int, Bracket] = {}
-    for group in _tilt_groups(eps, lams):
+    groups = [list(range(len(eps)))] if len(eps) == 1 else _tilt_groups((pq, qp), eps)
+    for group in groups:
         part = _delta_group(pq, qp, [eps[i] for i in group], accuracy, rtol, lows, (low_pq, low_qp),
                             kw)
         for i, br in zip(group, part):
@@ -504,23 +504,39 @@ def delta_bracket(
     return [out[i] for i in range(len(eps))]
 
 
-_TILT_GROUP = 0.25   # targets whose Chernoff tilts differ by at most this (relative) share a grid
+_TILT_GAP = math.log(1e3)
+"""A target shares a group's grid when the group's tilt costs its Chernoff exponent at most this
+(:func:`_tilt_groups`)."""
 
 
-def _tilt_groups(eps: Sequence[float], lams: Sequence[tuple[float, float]]) -> list[list[int]]:
-    """Indices of ``eps`` grouped by the tilt they need: sorted by eps, a group ends where a
-    target's tilt (either direction) leaves the group's first by more than ``_TILT_GROUP``
-    relative (0.1 absolute near lam = 0).  One grid per group: a tilt steered for the smallest eps
-    leaves the largest ones at the FFT's round-off floor (module docstring)."""
+def _tilt_groups(
+    comps: Sequence[Sequence[tuple[PLD, int]]], eps: Sequence[float]
+) -> list[list[int]]:
+    """Indices of ``eps`` grouped by the tilt they need, one grid per group.
+
+    Sorted by eps, each group is tilted for its smallest target x_0 (lam_0 = the Chernoff-optimal
+    tilt there); a larger target x joins it while, in each direction, the Chernoff exponent
+    Lambda(lam_0) - lam_0 x exceeds its optimum min_lam [Lambda(lam) - lam x] by at most
+    ``_TILT_GAP``.  The FFT's round-off is relative to the tilted peak (grid.py, point 2), so this
+    gap bounds how much larger, relative to delta(x), the round-off is at x than on x's own grid:
+    a tilt steered for eps = 0.02 left delta(1.9) of a 4-round clones pair at [2.4e-169, 6.2e-9]
+    against [4.00e-12, 4.04e-12] alone, while grouping nearby targets keeps one grid for most
+    figures' eps ranges.
+    """
     order = sorted(range(len(eps)), key=lambda i: eps[i])
     groups: list[list[int]] = []
+    anchor: list[float] = []
     for i in order:
+        x = float(eps[i])
+        lams = [_lam_for_eps(c, x) for c in comps]
         if groups and all(
-            abs(a - b) <= _TILT_GROUP * max(b, 0.1) for a, b in zip(lams[i], lams[groups[-1][0]])
+            X.log_mgf(c, a) - a * x - (X.log_mgf(c, lam) - lam * x) <= _TILT_GAP
+            for c, a, lam in zip(comps, anchor, lams)
         ):
             groups[-1].append(i)
         else:
             groups.append([i])
+            anchor = lams
     return groups
 
 
