@@ -581,8 +581,8 @@ def _delta_group(pq, qp, eps, accuracy, rtol, lows, given_lows, kw):
             4 * max(a.up.w.size, b.up.w.size) > _REFINE_MAX_POINTS
         if not loose or at_cap or kw.get("h") is not None or accuracy < 1e-7:
             A.note("delta", [e for e, r in zip(eps, out) if _misses(r, rtol)],
-                   "floating-point floor" if exact else "memory" if at_cap
-                   else "grid step" if kw.get("h") is not None else "floating-point floor")
+                   "floating-point floor" if exact else "grid step" if kw.get("h") is not None
+                   else "memory" if at_cap else "floating-point floor")
             return [
                 _both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp))
                 for (x, y), e in zip(pairs, eps)
