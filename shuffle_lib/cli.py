@@ -15,6 +15,8 @@ The contract (a public interface: extend it, don't change it):
 * ``--n`` counts all users, the differing one included; delta is for the worst-case
   neighbouring pair the mechanism's analysis covers, both directions.
 * bad input: exit code 2 and one line on stderr.
+* work longer than 2 s shows a progress bar on stderr when it is a terminal; ``--quiet`` (or
+  ``SHUFFLE_LIB_PROGRESS=0``) turns it off; stdout stays the result alone.
 * ``calibrate MECHANISM [fixed options] --eps E --delta D [--compositions K] --solve PARAM
   [--json]``: the least private PARAM meeting (eps, delta) by the upper bound;
   JSON ``{"mechanism", "params", "solve", "value", "achieved": {"eps", "delta_upper"}, "seconds"}``.
@@ -31,6 +33,7 @@ numbers from the declaration's ``evaluate`` and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -40,7 +43,7 @@ import time
 from collections.abc import Sequence
 
 from shuffle_lib import mechanisms
-from shuffle_lib.core import accuracy, evaluate
+from shuffle_lib.core import accuracy, evaluate, progress
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.calibrate import calibrate_mechanism
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
@@ -103,6 +106,8 @@ def _run_options(mp: argparse.ArgumentParser) -> None:
     mp.add_argument("--accuracy", type=float, default=DEFAULT_ACCURACY,
                     help="target half-width of the bracket in eps (default %(default)g)")
     mp.add_argument("--json", action="store_true", help="print one JSON object")
+    mp.add_argument("--quiet", action="store_true",
+                    help="no progress bar on stderr (shown on a terminal for work over 2 s)")
 
 
 def _prog() -> str:
@@ -161,7 +166,8 @@ def run(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     mech = mechanisms.get(a.mechanism)
     _check_run(a)
     t0 = time.perf_counter()
-    params, br = mech.evaluate(a.verb, a.targets, _values(a, mech), a.compositions, a.accuracy)
+    with _progress(a, f"{a.verb} {a.mechanism}"):
+        params, br = mech.evaluate(a.verb, a.targets, _values(a, mech), a.compositions, a.accuracy)
     if a.verb == "delta":
         res = [
             {"eps": e, "delta_lower": b.lower, "delta_upper": b.upper, **_met(b)}
@@ -179,6 +185,11 @@ def run(argv: list[str]) -> tuple[argparse.Namespace, dict]:
         ]
     return a, {"mechanism": a.mechanism, "params": params, "compositions": a.compositions,
                "results": res, "seconds": time.perf_counter() - t0}
+
+
+def _progress(a: argparse.Namespace, desc: str) -> contextlib.AbstractContextManager:
+    """The run's progress bar (:mod:`shuffle_lib.core.progress`), or none under ``--quiet``."""
+    return progress.quiet() if getattr(a, "quiet", False) else progress.task(desc)
 
 
 def _met(b: Bracket) -> dict:
@@ -231,8 +242,9 @@ def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     _check_run(a)
     t0 = time.perf_counter()
     fixed = {p.name: getattr(a, p.name) for p in mech.params if p is not param}
-    params, value, d_up = calibrate_mechanism(mech, param.name, eps, delta, fixed, a.compositions,
-                                              a.accuracy)
+    with _progress(a, f"calibrate {mech.name}"):
+        params, value, d_up = calibrate_mechanism(mech, param.name, eps, delta, fixed,
+                                                  a.compositions, a.accuracy)
     return a, {"mechanism": mech.name, "params": params, "solve": param.name, "value": value,
                "achieved": {"eps": eps, "delta_upper": d_up}, "seconds": time.perf_counter() - t0}
 

@@ -49,7 +49,7 @@ from scipy.optimize import minimize_scalar
 from shuffle_lib.core import accuracy as A
 from shuffle_lib.core import extreme as X
 from shuffle_lib.core import grid as F
-from shuffle_lib.core import search
+from shuffle_lib.core import progress, search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import REL_MARGIN
 from shuffle_lib.core.pld import PLD, check_components, epsilon_for_delta, hockey_stick, loss_slack
@@ -132,11 +132,24 @@ def compose(
     """Compose one direction on the grid: a :class:`shuffle_lib.core.grid.Composed`.
 
     ``accuracy``: target half-width of the eps bracket; ``h``: grid step (overrides
-    ``accuracy``); ``max_points``: cap on grid points; ``lam``: exponential tilt >= 0.
+    ``accuracy``); ``max_points``: cap on grid points; ``lam``: exponential tilt >= 0.  Each
+    composition counts one step of the open progress bar (:mod:`shuffle_lib.core.progress`).
 
     Source: the FFT accountant of Koskela et al. 2021, Sec. 2.2 / Koskela et al. 2022, Sec. 2.2
     (:mod:`shuffle_lib.core.grid`).
     """
+    cg = _compose(components, accuracy, h, max_points, lam)
+    progress.advance()
+    return cg
+
+
+def _compose(
+    components: PLD | Sequence[tuple[PLD, int]],
+    accuracy: float = DEFAULT_ACCURACY,
+    h: float | None = None,
+    max_points: int = DEFAULT_MAX_POINTS,
+    lam: float = 0.0,
+) -> F.Composed:
     components = check_components(components)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     max_points = v.integer("max_points", max_points, lo=64, hi=2 ** 26)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from shuffle_lib.core import accuracy as acc
-from shuffle_lib.core import evaluate
+from shuffle_lib.core import evaluate, progress
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
@@ -163,7 +163,7 @@ class Mechanism:
             return params, [Bracket(compositions * b.lower, compositions * b.upper) for b in brs]
         params, model = self.model(values, compositions, accuracy)
         goal: Literal["delta", "epsilon"] = "delta" if verb == "delta" else "epsilon"
-        with acc.collect() as notes:
+        with acc.collect() as notes, progress.task(f"{verb} {self.name}"):
             brs = evaluate.brackets(model, goal, targets, compositions, accuracy=accuracy)
         goals = [float(x) for x in v.reals("targets", targets)]
         return params, acc.annotate(goal, goals, brs, accuracy, compositions, notes)
