@@ -315,3 +315,29 @@ def test_many_targets_of_the_clones_pair_each_as_tight_as_alone():
         assert _width(br) <= 1.05 * _width(alone)
         assert br.accuracy_met and br.limit is None
     assert 3.9e-12 < many[1].lower and many[1].upper < 4.1e-12
+
+
+RARE = ([0.5, 0.5 - 1e-4, 1e-4], [0.6, 0.4 - 1e-8, 1e-8])   # a rare outcome of loss log 1e4
+
+
+def test_delta_below_the_top_cuts_floor_is_tight_and_exact():
+    """10 rounds of a pair with a rare large loss: delta(40) = 2.5e-18 lies below the ~1e-15 that
+    the default top cut (1e-16 per step to +inf) leaves, where the bracket was [1e-40, 2.519e-18];
+    with the cut kept to 1e-300 it holds the enumerated value within 1 %."""
+    p, q = RARE
+    a, b = both(p, q, 10)
+    eps = [0.5, 30.0, 40.0]
+    for e, br in zip(eps, sl.delta_bracket(a, b, eps)):
+        exact = oracle.delta(p, q, 10, e)
+        assert br.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= br.upper, (e, br, exact)
+        assert br.upper - br.lower <= 0.01 * br.upper, (e, br)
+
+
+def test_eps_at_a_delta_below_the_floor_meets_its_accuracy():
+    """eps(1e-20) of 4 rounds of the clones pair (n = 1e4, eps0 = 4) was [2.52, 4.58]; with the top
+    cut kept to 1e-300 it meets the default accuracy, and the eps bracket agrees with the delta
+    brackets at its ends (delta(lower) > 1e-20 >= delta(upper), each certified)."""
+    br = sl.mechanism_brackets("ldp-shuffle", "epsilon", [1e-20], 4, n=10_000, eps0=4)[0]
+    assert br.accuracy_met and br.upper - br.lower <= 2 * 2e-4 * br.upper
+    lo, hi = sl.mechanism_brackets("ldp-shuffle", "delta", [br.lower, br.upper], 4, n=10_000, eps0=4)
+    assert lo.upper > 1e-20 and hi.lower <= 1e-20

@@ -29,6 +29,10 @@ One round is computed exactly from the PLD; more rounds go through the grid of
   bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
   5 % above), as far as ``max_points`` allows; what stopped a target short of it is noted for
   :mod:`shuffle_lib.core.accuracy` (which defines the accuracy contract);
+* a delta bracket below 1e-10 still wider than ``rtol`` is composed again alone with the top
+  cut (grid.py point 3) at ``_FLOOR_TAU`` = 1e-300 instead of 1e-16, which sends up to ~1e-15 to
+  the upper end: the grid then reaches the largest loss and the tilt makes the FFT's round-off
+  relative to delta itself (when the whole support fits in ``_REFINE_MAX_POINTS``);
 * a loose bracket (typically below the FFT's round-off floor, delta ~ 1e-300) is tightened by
   the grid-free bounds of :mod:`shuffle_lib.core.extreme` (Chernoff above, the top atom below);
 * every grid bracket is narrowed, before the refinement test, by the top atom below and the
@@ -128,17 +132,19 @@ def compose(
     h: float | None = None,
     max_points: int = DEFAULT_MAX_POINTS,
     lam: float = 0.0,
+    tau: float = F.TAU,
 ) -> F.Composed:
     """Compose one direction on the grid: a :class:`shuffle_lib.core.grid.Composed`.
 
     ``accuracy``: target half-width of the eps bracket; ``h``: grid step (overrides
-    ``accuracy``); ``max_points``: cap on grid points; ``lam``: exponential tilt >= 0.  Each
+    ``accuracy``); ``max_points``: cap on grid points; ``lam``: exponential tilt >= 0; ``tau``:
+    the top tail mass each cut sends to +inf (grid.py point 3; at most ``TAU``).  Each
     composition counts one step of the open progress bar (:mod:`shuffle_lib.core.progress`).
 
     Source: the FFT accountant of Koskela et al. 2021, Sec. 2.2 / Koskela et al. 2022, Sec. 2.2
     (:mod:`shuffle_lib.core.grid`).
     """
-    cg = _compose(components, accuracy, h, max_points, lam)
+    cg = _compose(components, accuracy, h, max_points, lam, tau)
     progress.advance()
     return cg
 
@@ -149,6 +155,7 @@ def _compose(
     h: float | None = None,
     max_points: int = DEFAULT_MAX_POINTS,
     lam: float = 0.0,
+    tau: float = F.TAU,
 ) -> F.Composed:
     components = check_components(components)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
@@ -164,7 +171,7 @@ def _compose(
                 f"h={h:g} is too small for max_points={max_points}: the composed support needs "
                 f"about {width / h:.3g} grid points; take h >= {width / (4 * max_points):.3g}."
             )
-        return F.compose_on_grid(components, h, lam, mode)
+        return F.compose_on_grid(components, h, lam, mode, tau=tau)
     h = _fine_step(components, accuracy)
     if width / h > max_points:
         # a lattice pair composes exactly on its lattice, at any K (grid point 1a's roundings are
@@ -173,15 +180,15 @@ def _compose(
         # at K = 1e6, 1.2e10 points at the accuracy's step)
         g = F.lattice_step(components)
         if g is not None and g > h and width / g <= max_points:
-            return F.compose_on_grid(components, g, lam, "updown", method="squaring")
+            return F.compose_on_grid(components, g, lam, "updown", method="squaring", tau=tau)
         # measure the real support with a coarse run before coarsening h
-        probe = F.compose_on_grid(components, width / 2 ** 14, lam, mode)
+        probe = F.compose_on_grid(components, width / 2 ** 14, lam, mode, tau=tau)
         real = max(probe.up.w.size, probe.low.w.size) * probe.h
         # out of reach by far: a bounded grid, not the largest
         if real / h > _HOPELESS * max_points:
             max_points = min(max_points, _BOUNDED_POINTS)
         h = max(h, 1.3 * real / max_points)
-    return F.compose_on_grid(components, h, lam, mode)
+    return F.compose_on_grid(components, h, lam, mode, tau=tau)
 
 
 def _on_lattice(cg, components):
@@ -513,8 +520,36 @@ def delta_bracket(
                 alone = _delta_group(pq, qp, [eps[i]], accuracy, rtol, lows, (low_pq, low_qp),
                                      kw)[0]
                 br = Bracket(max(br.lower, alone.lower), min(br.upper, alone.upper))
+            if _floored(br, rtol) and _span_points(pq, qp, accuracy) <= _REFINE_MAX_POINTS:
+                # below the floor of the top cut: alone again, the top tail kept to ~1e-300
+                alone = _delta_group(pq, qp, [eps[i]], accuracy, rtol, lows, (low_pq, low_qp),
+                                     dict(kw, tau=_FLOOR_TAU))[0]
+                br = Bracket(max(br.lower, alone.lower), min(br.upper, alone.upper))
             out[i] = br
     return [out[i] for i in range(len(eps))]
+
+
+_FLOOR_TAU = 1e-300
+"""The top cut (grid.py point 3) of a target below the floor its default cut leaves: the cut mass
+goes to the upper end (+inf) and off the lower one, so a cut of TAU = 1e-16 per step leaves every
+delta below ~1e-15 at [~0, ~8e-16] (the clones pair, n = 1e4, eps0 = 4, K = 4: delta(3) was
+[2.4e-169, 7.9e-16]; kept to 1e-300 it is [2.290e-20, 2.306e-20], delta(8) [3.979e-41,
+3.988e-41], in a grid of ~1.7e5 points)."""
+
+
+def _floored(br, rtol):
+    """A delta bracket below :data:`shuffle_lib.core.accuracy.DELTA_FLOOR` wider than ``rtol``."""
+    return 0.0 < br.upper < A.DELTA_FLOOR and br.upper - br.lower > rtol * br.upper
+
+
+def _span_points(pq, qp, accuracy):
+    """Grid points of the whole composed support at the accuracy's step (the top uncut reaches
+    the largest loss): a bound on what the floor retry costs."""
+    return max(
+        math.fsum(c * float(p.losses[-1] - p.losses[0]) for p, c in comps if p.losses.size)
+        / _fine_step(comps, accuracy)
+        for comps in (pq, qp)
+    )
 
 
 _TILT_GAP = math.log(1e3)
@@ -641,6 +676,13 @@ def epsilon_bracket(
             if math.isfinite(br.upper) and br.upper - br.lower > 2.2 * half:
                 alt = _eps_tilted(pq, qp, [float(d)], low_pq, low_qp, kw)[0]
                 out[i] = Bracket(max(br.lower, alt.lower), min(br.upper, alt.upper))
+    # a delta below the floor of the default top cut: alone again, the top kept to ~1e-300
+    acc = kw.get("accuracy", DEFAULT_ACCURACY)
+    for i, (d, br) in enumerate(zip(delta, out)):
+        if (d < A.DELTA_FLOOR and kw.get("h") is None and not A.met("epsilon", br, acc)
+                and _span_points(pq, qp, acc) <= _REFINE_MAX_POINTS):
+            alt = _eps_tilted(pq, qp, [float(d)], low_pq, low_qp, dict(kw, tau=_FLOOR_TAU))[0]
+            out[i] = Bracket(max(br.lower, alt.lower), min(br.upper, alt.upper))
     return out
 
 

@@ -44,9 +44,9 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    round-off, which is relative to the largest stored value, becomes relative
    to delta itself instead of to 1: this is what makes delta ~ 1e-10 certifiable.
 3. **Window.**  After each convolution, the top tail holding at most ``TAU``
-   of (untilted) mass is sent to +inf for the upper bound and dropped for the
-   lower bound.  The bottom tail holding at most ``TAU`` of the *tilted* mass
-   is dropped; by Chernoff, mass m at s contributes to the final delta(x) at
+   of (untilted) mass (``tau`` <= ``TAU`` of :func:`compose_on_grid`) is sent to +inf for the
+   upper bound and dropped for the lower bound.  The bottom tail holding at most ``TAU`` of the
+   *tilted* mass is dropped; by Chernoff, mass m at s contributes to the final delta(x) at
    most m e^{lam (s - x)} E[e^{lam R}] (R the rest of the sum), which is its
    tilted mass carried through the remaining convolutions exactly like an
    error, so it joins the error term below.  Convolutions are linear
@@ -344,7 +344,7 @@ def _self_compose(g, k, h, lam, tau_top):
 
 def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
                     mode: Literal["updown", "mean"], method: Literal["power", "squaring"] = "power",
-                    max_points: int = 2 ** 26) -> Composed:
+                    max_points: int = 2 ** 26, tau: float = TAU) -> Composed:
     """Compose [(pld, count), ...] on the grid of step h with tilt lam; returns :class:`Composed`.
 
     ``method="power"``: one FFT of a window sized from Chernoff bounds, spectra raised to the
@@ -369,7 +369,8 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
     slack = max([loss_slack(p) for p, _ in components] + [LOSS_SLACK_ULPS * 2.0 ** -52])
     eps_slack = K * (64 * _U * max(max_abs, h) + slack)
 
-    tau_top = TAU / K  # later cuts: their mass is counted again by every later round
+    tau = v.real("tau", tau, 0.0, TAU, lo_open=True)
+    tau_top = tau / K  # later cuts: their mass is counted again by every later round
     # (the first cut, of each input PLD's top atoms, keeps TAU: callers rely on a top tail
     # of mass <= TAU going to +inf for the upper bound and being dropped for the lower)
 
@@ -377,9 +378,9 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
     check_memory(int(span / h) + 2, f"one round's grid of step h={h:.3g}")
 
     def run(rounding):
-        gs = [(discretise(p, h, rounding, lam), c) for p, c in components]
+        gs = [(discretise(p, h, rounding, lam, tau), c) for p, c in components]
         if method == "power":
-            return _power_compose(gs, h, lam, max_points)
+            return _power_compose(gs, h, lam, max_points, tau)
         parts = [_self_compose(g, c, h, lam, tau_top) for g, c in gs]
         out = parts[0]
         for g in parts[1:]:
@@ -549,7 +550,7 @@ def _log_chernoff(blocks, x, upper, rho=0.0, theta_max=400.0):
     return min(float(res.fun), f(0.0)) + 1e-9   # + 1e-9: the float rounding of the sums, generously
 
 
-def _power_compose(gs, h, lam, max_points):
+def _power_compose(gs, h, lam, max_points, tau=TAU):
     """Compose [(grid, count), ...] with one FFT: point 6 of the module docstring."""
     norm = []
     for g, c in gs:
@@ -578,7 +579,7 @@ def _power_compose(gs, h, lam, max_points):
             if e >= hi_all
             else math.exp(min(ls_sum + _log_chernoff(blocks, (e + 1) * h, True, -lam), 0.0))
         )
-        ok = (b_lo <= _WIN_TAIL and b_hi <= _WIN_TAIL and u_hi <= TAU * 1e-2) or (
+        ok = (b_lo <= _WIN_TAIL and b_hi <= _WIN_TAIL and u_hi <= tau * 1e-2) or (
             a <= lo_all and e >= hi_all
         )
         return ok, (a, e, b_lo, b_hi, u_hi)
@@ -631,7 +632,7 @@ def _power_compose(gs, h, lam, max_points):
     g = _Grid(
         out / m, a, ls_sum + math.log(m), sum(c * g.lfin for g, c in gs), lt, min(top, 1.0), err / m
     )
-    return _trim(g, h, lam, TAU / k_tot, fft_err / m)
+    return _trim(g, h, lam, tau / k_tot, fft_err / m)
 
 
 def _cpow(z, k):
