@@ -86,3 +86,12 @@ def test_a_nested_task_reuses_the_outer_bar(terminal):
 def test_cli_quiet_keeps_stdout_one_json_object(cli_json):
     out = cli_json("delta", "rr", "--eps0", "1", "--eps", "0.5", "--compositions", "10", "--quiet")
     assert out["results"][0]["accuracy_met"] is True
+
+
+def test_without_tqdm_a_task_shows_nothing_and_runs(terminal, monkeypatch):
+    """tqdm is not a run-time dependency (numpy and scipy are): without it a query runs, barless."""
+    terminal = terminal()
+    monkeypatch.setitem(sys.modules, "tqdm", None)      # import tqdm now raises ModuleNotFoundError
+    with progress.task("no tqdm"):
+        _work(0.6)
+    assert terminal.getvalue() == ""

@@ -8,6 +8,7 @@ Nothing is shown:
 * on a stream that is not a terminal (tqdm's ``disable=None``): a pipe, a test's captured stderr, a
   notebook kernel; stdout is never written to;
 * for work shorter than ``DELAY`` seconds (tqdm's ``delay``);
+* without the optional package tqdm;
 * when switched off: :func:`set_progress` (``shuffle_lib.core.progress.set_progress(False)``), the
   environment variable ``SHUFFLE_LIB_PROGRESS=0`` (read at import), or within :func:`quiet`
   (the command line's ``--quiet``).
@@ -62,7 +63,11 @@ def task(desc: str, unit: str = "grid") -> Iterator[None]:
     if not enabled() or _BAR.get() is not None:
         yield
         return
-    from tqdm import tqdm
+    try:
+        from tqdm import tqdm
+    except ModuleNotFoundError:     # tqdm is optional (the book's environment has it): no bar
+        yield
+        return
 
     bar = tqdm(desc=desc, unit=unit, delay=DELAY, disable=None, leave=False, file=sys.stderr)
     if bar.disable:                 # not a terminal: no bar, no ticker
