@@ -395,6 +395,11 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
             # 1a)
             up = run("above")
             return Composed(up, _moved(up, -K, h, lam), h, lam, mode, K, eps_slack)
+        if all(_on_grid_share(p, h) == 1.0 for p, _ in components):
+            # every loss on the grid (a lattice pair on its lattice): both roundings are the
+            # identity, so the two grids are one
+            up = run("up")
+            return Composed(up, up, h, lam, mode, K, eps_slack)
         return Composed(run("up"), run("down"), h, lam, mode, K, eps_slack)
     g = run("mean")
     return Composed(
