@@ -307,7 +307,7 @@ def test_many_targets_each_as_tight_as_alone(pq, K, fracs, acc):
 
 def test_many_targets_of_the_clones_pair_each_as_tight_as_alone():
     """The clones pair (n = 1e4, eps0 = 4, 4 rounds) at eps = 0.02 and 1.9 in one query: delta(1.9)
-    is [4.00e-12, 4.04e-12] alone, and was [2.4e-169, 6.2e-9] with one tilt for both targets."""
+    is [4.00e-12, 4.04e-12] alone, and [2.4e-169, 6.2e-9] on one grid tilted for both targets."""
     many = sl.mechanism_brackets("ldp-shuffle", "delta", [0.02, 1.9], 4, n=10_000, eps0=4)
     for e, br in zip([0.02, 1.9], many):
         alone = sl.mechanism_brackets("ldp-shuffle", "delta", [e], 4, n=10_000, eps0=4)[0]
@@ -322,7 +322,7 @@ RARE = ([0.5, 0.5 - 1e-4, 1e-4], [0.6, 0.4 - 1e-8, 1e-8])   # a rare outcome of 
 
 def test_delta_below_the_top_cuts_floor_is_tight_and_exact():
     """10 rounds of a pair with a rare large loss: delta(40) = 2.5e-18 lies below the ~1e-15 that
-    the default top cut (1e-16 per step to +inf) leaves, where the bracket was [1e-40, 2.519e-18];
+    the default top cut (1e-16 per step to +inf) leaves, where the bracket is [1e-40, 2.519e-18];
     with the cut kept to 1e-300 it holds the enumerated value within 1 %."""
     p, q = RARE
     a, b = both(p, q, 10)
@@ -334,7 +334,8 @@ def test_delta_below_the_top_cuts_floor_is_tight_and_exact():
 
 
 def test_eps_at_a_delta_below_the_floor_meets_its_accuracy():
-    """eps(1e-20) of 4 rounds of the clones pair (n = 1e4, eps0 = 4) was [2.52, 4.58]; with the top
+    """eps(1e-20) of 4 rounds of the clones pair (n = 1e4, eps0 = 4) is [2.52, 4.58] under the default top
+    cut; with the top
     cut kept to 1e-300 it meets the default accuracy, and the eps bracket agrees with the delta
     brackets at its ends (delta(lower) > 1e-20 >= delta(upper), each certified)."""
     br = sl.mechanism_brackets("ldp-shuffle", "epsilon", [1e-20], 4, n=10_000, eps0=4)[0]

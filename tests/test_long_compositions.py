@@ -97,7 +97,7 @@ def test_lattice_pair_at_1e5_rounds_brackets_the_binomial_sum():
 
 def test_lattice_pair_at_a_million_rounds_is_within_one_percent(cli_json, tmp_path):
     """The 3-outcome pair at K = 1e6 (eps ~ 2.8e5): eps(1e-6) within 1 % and meeting the default
-    accuracy (on a bounded grid its lower end was 0, its upper 278647)."""
+    accuracy (on a bounded grid its lower end is 0, its upper 278647)."""
     f = tmp_path / "pair.json"
     f.write_text(json.dumps({"p": MIRROR, "q": MIRROR[::-1]}))
     out = cli_json("epsilon", "custom", "--pmfs", str(f), "--compositions", "1000000", "--delta", "1e-6")

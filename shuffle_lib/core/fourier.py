@@ -19,7 +19,7 @@ One round is computed exactly from the PLD; more rounds go through the grid of
   Lambda(lam) = sum_rounds log E_P[e^{lam L}].  ``delta_bracket`` groups its targets by the tilt
   each needs (:func:`_tilt_groups`), one grid per group, and refines a target its
   group's grid left loose alone: each target's bracket is then at least as narrow as a query of
-  that eps alone (the two are intersected; one tilt for eps = 0.02 and 1.9 left delta(1.9) at
+  that eps alone (the two are intersected; one tilt for eps = 0.02 and 1.9 leaves delta(1.9) at
   [2.4e-169, 6.2e-9] against [4.00e-12, 4.04e-12] alone);
 * ``epsilon_bracket`` steers the tilt on grids 16x coarser, then composes once at the accuracy
   asked; a symmetric pair's bracket is read once, and the Hoeffding level c is chosen at one eps
@@ -532,8 +532,8 @@ def delta_bracket(
 _FLOOR_TAU = 1e-300
 """The top cut (grid.py point 3) of a target below the floor its default cut leaves: the cut mass
 goes to the upper end (+inf) and off the lower one, so a cut of TAU = 1e-16 per step leaves every
-delta below ~1e-15 at [~0, ~8e-16] (the clones pair, n = 1e4, eps0 = 4, K = 4: delta(3) was
-[2.4e-169, 7.9e-16]; kept to 1e-300 it is [2.290e-20, 2.306e-20], delta(8) [3.979e-41,
+delta below ~1e-15 at [~0, ~8e-16] (the clones pair, n = 1e4, eps0 = 4, K = 4: delta(3) is
+[2.4e-169, 7.9e-16] with it; kept to 1e-300, [2.290e-20, 2.306e-20], delta(8) [3.979e-41,
 3.988e-41], in a grid of ~1.7e5 points)."""
 
 
@@ -567,7 +567,7 @@ def _tilt_groups(
     Lambda(lam_0) - lam_0 x exceeds its optimum min_lam [Lambda(lam) - lam x] by at most
     ``_TILT_GAP``.  The FFT's round-off is relative to the tilted peak (grid.py, point 2), so this
     gap bounds how much larger, relative to delta(x), the round-off is at x than on x's own grid:
-    a tilt steered for eps = 0.02 left delta(1.9) of a 4-round clones pair at [2.4e-169, 6.2e-9]
+    a tilt steered for eps = 0.02 leaves delta(1.9) of a 4-round clones pair at [2.4e-169, 6.2e-9]
     against [4.00e-12, 4.04e-12] alone, while grouping nearby targets keeps one grid for most
     figures' eps ranges.
     """

@@ -674,8 +674,8 @@ def _grid_delta(g, h, lam, x):
 
 def _suffix_sums(cg, side):
     """Cached log tail sums (s, log sum_{i>=j} m_i, log sum_{i>=j} m_i e^{-s_i}) over s >= -1, for
-    fast reads (in logs: at losses in the thousands e^{-s} underflows, and a read of 0 steered the
-    eps search of 10^6 rounds to a lower end of 0)."""
+    fast reads (in logs: at losses in the thousands e^{-s} underflows, and a read of 0 would steer
+    the eps search of 10^6 rounds to a lower end of 0)."""
     if side not in cg.cache:
         g = cg.up if side == "up" else cg.low
         start = min(max(math.ceil(-1.0 / cg.h) - g.offset, 0), g.w.size)
