@@ -7,10 +7,16 @@ The contract (a public interface: extend it, don't change it):
 * with ``--json`` stdout is one JSON object ``{"mechanism", "params", "compositions",
   "results": [{"eps", "delta_lower", "delta_upper"}, ...], "seconds"}`` (for
   ``epsilon``: ``{"delta", "eps_lower", "eps_upper"}``); delta is the max over both
-  directions; an infinite eps is written as ``null``.
+  directions; an infinite eps is written as ``null``.  Each result also carries
+  ``"accuracy_met"`` (true/false), ``"half_width"`` ((upper - lower) / 2, ``null`` when infinite)
+  and ``"limit"`` (``null``, or what stopped a missed target: ``"memory"``, ``"floating-point
+  floor"``, ``"grid step"``, ``"mechanism bounds"``); :mod:`shuffle_lib.core.accuracy` defines
+  what meeting ``--accuracy`` means.  The text output names each missed target and its limit.
 * ``--n`` counts all users, the differing one included; delta is for the worst-case
   neighbouring pair the mechanism's analysis covers, both directions.
 * bad input: exit code 2 and one line on stderr.
+* work longer than 2 s shows a progress bar on stderr when it is a terminal; ``--quiet`` (or
+  ``SHUFFLE_LIB_PROGRESS=0``) turns it off; stdout stays the result alone.
 * ``calibrate MECHANISM [fixed options] --eps E --delta D [--compositions K] --solve PARAM
   [--json]``: the least private PARAM meeting (eps, delta) by the upper bound;
   JSON ``{"mechanism", "params", "solve", "value", "achieved": {"eps", "delta_upper"}, "seconds"}``.
@@ -27,6 +33,7 @@ numbers from the declaration's ``evaluate`` and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -36,13 +43,14 @@ import time
 from collections.abc import Sequence
 
 from shuffle_lib import mechanisms
-from shuffle_lib.core import evaluate
+from shuffle_lib.core import accuracy, evaluate, progress
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.calibrate import calibrate_mechanism
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.registry import Mechanism, Param
 from shuffle_lib.core.renyi import LAM_MAX
+from shuffle_lib.core.types import Bracket
 
 VERBS = {
     "delta": "bracket the tight delta at given eps",
@@ -98,6 +106,8 @@ def _run_options(mp: argparse.ArgumentParser) -> None:
     mp.add_argument("--accuracy", type=float, default=DEFAULT_ACCURACY,
                     help="target half-width of the bracket in eps (default %(default)g)")
     mp.add_argument("--json", action="store_true", help="print one JSON object")
+    mp.add_argument("--quiet", action="store_true",
+                    help="no progress bar on stderr (shown on a terminal for work over 2 s)")
 
 
 def _prog() -> str:
@@ -156,10 +166,11 @@ def run(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     mech = mechanisms.get(a.mechanism)
     _check_run(a)
     t0 = time.perf_counter()
-    params, br = mech.evaluate(a.verb, a.targets, _values(a, mech), a.compositions, a.accuracy)
+    with _progress(a, f"{a.verb} {a.mechanism}"):
+        params, br = mech.evaluate(a.verb, a.targets, _values(a, mech), a.compositions, a.accuracy)
     if a.verb == "delta":
         res = [
-            {"eps": e, "delta_lower": b.lower, "delta_upper": b.upper}
+            {"eps": e, "delta_lower": b.lower, "delta_upper": b.upper, **_met(b)}
             for e, b in zip(a.targets, br)
         ]
     else:
@@ -168,11 +179,25 @@ def run(argv: list[str]) -> tuple[argparse.Namespace, dict]:
                 "delta": d,
                 "eps_lower": evaluate.finite_or_none(b.lower),
                 "eps_upper": evaluate.finite_or_none(b.upper),
+                **_met(b),
             }
             for d, b in zip(a.targets, br)
         ]
     return a, {"mechanism": a.mechanism, "params": params, "compositions": a.compositions,
                "results": res, "seconds": time.perf_counter() - t0}
+
+
+def _progress(a: argparse.Namespace, desc: str) -> contextlib.AbstractContextManager:
+    """The run's progress bar (:mod:`shuffle_lib.core.progress`), or none under ``--quiet``."""
+    return progress.quiet() if getattr(a, "quiet", False) else progress.task(desc)
+
+
+def _met(b: Bracket) -> dict:
+    """A result's accuracy fields (:mod:`shuffle_lib.core.accuracy`): whether the bracket met the
+    accuracy asked, its half-width (null when infinite) and, when it missed, the limit that stopped
+    it (null otherwise)."""
+    return {"accuracy_met": b.accuracy_met,
+            "half_width": evaluate.finite_or_none(accuracy.half_width(b)), "limit": b.limit}
 
 
 def _solve_param(argv: list[str]) -> tuple[Mechanism | None, Param | None]:
@@ -217,8 +242,9 @@ def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     _check_run(a)
     t0 = time.perf_counter()
     fixed = {p.name: getattr(a, p.name) for p in mech.params if p is not param}
-    params, value, d_up = calibrate_mechanism(mech, param.name, eps, delta, fixed, a.compositions,
-                                              a.accuracy)
+    with _progress(a, f"calibrate {mech.name}"):
+        params, value, d_up = calibrate_mechanism(mech, param.name, eps, delta, fixed,
+                                                  a.compositions, a.accuracy)
     return a, {"mechanism": mech.name, "params": params, "solve": param.name, "value": value,
                "achieved": {"eps": eps, "delta_upper": d_up}, "seconds": time.perf_counter() - t0}
 
@@ -244,14 +270,25 @@ def run_rdp(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     }
 
 
+_ACCURACY_FIELDS = ("accuracy_met", "half_width", "limit")
+
+
 def _table(out: dict) -> str:
-    cols = list(out["results"][0].keys())
+    """The text output: a table of the results' numbers, then one line per target that missed its
+    accuracy, saying why (:mod:`shuffle_lib.core.accuracy`)."""
+    cols = [c for c in out["results"][0] if c not in _ACCURACY_FIELDS]
     lines = [f"{out['mechanism']} {out['params']}  compositions={out['compositions']}",
              "  ".join(f"{c:>14}" for c in cols)]
     for r in out["results"]:
         lines.append(
             "  ".join(f"{'inf' if r[c] is None else format(r[c], '.8g'):>14}" for c in cols)
         )
+    for r in out["results"]:
+        if r.get("accuracy_met") is False:
+            target = cols[0]
+            width = "inf" if r["half_width"] is None else format(r["half_width"], ".3g")
+            lines.append(f"accuracy not met at {target}={r[target]:g} (half-width {width}): "
+                         f"{r['limit']}")
     lines.append(f"({out['seconds']:.2f} s)")
     return "\n".join(lines)
 

@@ -16,7 +16,7 @@ def test_delta_rr_json_brackets_the_binomial_sum(cli):
     assert set(out) == {"mechanism", "params", "compositions", "results", "seconds"}
     assert out["mechanism"] == "rr" and out["params"] == {"eps0": 1.0} and out["compositions"] == 10
     (res,) = out["results"]
-    assert set(res) == {"eps", "delta_lower", "delta_upper"}
+    assert set(res) == {"eps", "delta_lower", "delta_upper", "accuracy_met", "half_width", "limit"}
     exact = sl.rr_delta_exact(1.0, 0.5, 10)
     assert res["delta_lower"] <= exact <= res["delta_upper"]
 
@@ -30,7 +30,7 @@ def test_epsilon_custom_json_brackets_the_exact_value(tmp_path, cli):
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     for res in out["results"]:
-        assert set(res) == {"delta", "eps_lower", "eps_upper"}
+        assert set(res) == {"delta", "eps_lower", "eps_upper", "accuracy_met", "half_width", "limit"}
         exact = oracle.epsilon(p, q, 4, res["delta"])
         assert res["eps_lower"] <= exact <= res["eps_upper"]
 

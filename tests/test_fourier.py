@@ -280,3 +280,65 @@ def test_memory_guard_refuses_before_allocating(monkeypatch):
     with pytest.raises(ValueError, match=r"GB.*SHUFFLE_LIB_MEMORY_LIMIT"):
         sl.epsilon_bracket([(sl.pld_from_pmfs(p, q), 10)], [(sl.pld_from_pmfs(q, p), 10)], [1e-6], accuracy=1e-6)
     assert grid.check_memory(1000, "x") == 1000
+
+
+def _width(br):
+    return br.upper - br.lower
+
+
+@settings(max_examples=25, **FAST)
+@given(pairs(m_max=4, zeros=False), st.integers(2, 12), st.lists(st.floats(0.0, 0.9), min_size=2, max_size=5),
+       st.sampled_from([2e-3, 2e-4]))
+def test_many_targets_each_as_tight_as_alone(pq, K, fracs, acc):
+    """delta at several eps in one query: each bracket holds the exact value (enumeration) and is at
+    most 5 % wider than the query of that eps alone (targets from near 0 up to 90 % of the largest
+    composed loss, where delta falls to ~1e-20 and one shared tilt would leave the FFT's floor)."""
+    p, q = pq
+    a, b = both(p, q, K)
+    top = K * float(np.max(np.abs(np.log(p / q))))
+    eps = [f * top for f in fracs]
+    many = sl.delta_bracket(a, b, eps, accuracy=acc)
+    for e, br in zip(eps, many):
+        alone = sl.delta_bracket(a, b, [e], accuracy=acc)[0]
+        exact = oracle.delta(p, q, K, e)
+        assert br.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= br.upper, (e, br, exact)
+        assert _width(br) <= 1.05 * _width(alone) + 1e-300, (e, br, alone)
+
+
+def test_many_targets_of_the_clones_pair_each_as_tight_as_alone():
+    """The clones pair (n = 1e4, eps0 = 4, 4 rounds) at eps = 0.02 and 1.9 in one query: delta(1.9)
+    is [4.00e-12, 4.04e-12] alone, and [2.4e-169, 6.2e-9] on one grid tilted for both targets."""
+    many = sl.mechanism_brackets("ldp-shuffle", "delta", [0.02, 1.9], 4, n=10_000, eps0=4)
+    for e, br in zip([0.02, 1.9], many):
+        alone = sl.mechanism_brackets("ldp-shuffle", "delta", [e], 4, n=10_000, eps0=4)[0]
+        assert max(br.lower, alone.lower) <= min(br.upper, alone.upper)   # both certified: they meet
+        assert _width(br) <= 1.05 * _width(alone)
+        assert br.accuracy_met and br.limit is None
+    assert 3.9e-12 < many[1].lower and many[1].upper < 4.1e-12
+
+
+RARE = ([0.5, 0.5 - 1e-4, 1e-4], [0.6, 0.4 - 1e-8, 1e-8])   # a rare outcome of loss log 1e4
+
+
+def test_delta_below_the_top_cuts_floor_is_tight_and_exact():
+    """10 rounds of a pair with a rare large loss: delta(40) = 2.5e-18 lies below the ~1e-15 that
+    the default top cut (1e-16 per step to +inf) leaves, where the bracket is [1e-40, 2.519e-18];
+    with the cut kept to 1e-300 it holds the enumerated value within 1 %."""
+    p, q = RARE
+    a, b = both(p, q, 10)
+    eps = [0.5, 30.0, 40.0]
+    for e, br in zip(eps, sl.delta_bracket(a, b, eps)):
+        exact = oracle.delta(p, q, 10, e)
+        assert br.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= br.upper, (e, br, exact)
+        assert br.upper - br.lower <= 0.01 * br.upper, (e, br)
+
+
+def test_eps_at_a_delta_below_the_floor_meets_its_accuracy():
+    """eps(1e-20) of 4 rounds of the clones pair (n = 1e4, eps0 = 4) is [2.52, 4.58] under the default top
+    cut; with the top
+    cut kept to 1e-300 it meets the default accuracy, and the eps bracket agrees with the delta
+    brackets at its ends (delta(lower) > 1e-20 >= delta(upper), each certified)."""
+    br = sl.mechanism_brackets("ldp-shuffle", "epsilon", [1e-20], 4, n=10_000, eps0=4)[0]
+    assert br.accuracy_met and br.upper - br.lower <= 2 * 2e-4 * br.upper
+    lo, hi = sl.mechanism_brackets("ldp-shuffle", "delta", [br.lower, br.upper], 4, n=10_000, eps0=4)
+    assert lo.upper > 1e-20 and hi.lower <= 1e-20

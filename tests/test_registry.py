@@ -199,7 +199,8 @@ def test_json_output_is_the_contract():
                         "--k", "3", "--eps", "1", "--json"], capture_output=True, text=True, timeout=300)
     out = json.loads(r.stdout)
     assert set(out) == {"mechanism", "params", "compositions", "results", "seconds"}
-    assert set(out["results"][0]) == {"eps", "delta_lower", "delta_upper"}
+    assert set(out["results"][0]) == {"eps", "delta_lower", "delta_upper", "accuracy_met", "half_width",
+                                      "limit"}
     assert math.isfinite(out["results"][0]["delta_upper"])
 
 

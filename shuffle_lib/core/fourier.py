@@ -15,15 +15,24 @@ One round is computed exactly from the PLD; more rounds go through the grid of
   the grid is a bounded 2^21 points instead of the largest allowed: certified either way, and
   seconds instead of minutes;
 * tilt lam: the Chernoff-optimal value min_lam [Lambda(lam) - lam eps] for the
-  smallest eps asked (or the RDP-optimal one for the largest delta asked), where
-  Lambda(lam) = sum_rounds log E_P[e^{lam L}];
+  smallest eps of a group (or the RDP-optimal one for the largest delta asked), where
+  Lambda(lam) = sum_rounds log E_P[e^{lam L}].  ``delta_bracket`` groups its targets by the tilt
+  each needs (:func:`_tilt_groups`), one grid per group, and refines a target its
+  group's grid left loose alone: each target's bracket is then at least as narrow as a query of
+  that eps alone (the two are intersected; one tilt for eps = 0.02 and 1.9 leaves delta(1.9) at
+  [2.4e-169, 6.2e-9] against [4.00e-12, 4.04e-12] alone);
 * ``epsilon_bracket`` steers the tilt on grids 16x coarser, then composes once at the accuracy
   asked; a symmetric pair's bracket is read once, and the Hoeffding level c is chosen at one eps
   (the middle c's) rather than by a search per c: any c gives a certified end, the choice only
   tightens;
 * ``delta_bracket`` refines the grid (accuracy / 4 at a time) until every
   bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
-  5 % above), as far as ``max_points`` allows;
+  5 % above), as far as ``max_points`` allows; what stopped a target short of it is noted for
+  :mod:`shuffle_lib.core.accuracy` (which defines the accuracy contract);
+* a delta bracket below 1e-10 still wider than ``rtol`` is composed again alone with the top
+  cut (grid.py point 3) at ``_FLOOR_TAU`` = 1e-300 instead of 1e-16, which sends up to ~1e-15 to
+  the upper end: the grid then reaches the largest loss and the tilt makes the FFT's round-off
+  relative to delta itself (when the whole support fits in ``_REFINE_MAX_POINTS``);
 * a loose bracket (typically below the FFT's round-off floor, delta ~ 1e-300) is tightened by
   the grid-free bounds of :mod:`shuffle_lib.core.extreme` (Chernoff above, the top atom below);
 * every grid bracket is narrowed, before the refinement test, by the top atom below and the
@@ -41,9 +50,10 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from shuffle_lib.core import accuracy as A
 from shuffle_lib.core import extreme as X
 from shuffle_lib.core import grid as F
-from shuffle_lib.core import search
+from shuffle_lib.core import progress, search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import REL_MARGIN
 from shuffle_lib.core.pld import PLD, check_components, epsilon_for_delta, hockey_stick, loss_slack
@@ -122,15 +132,31 @@ def compose(
     h: float | None = None,
     max_points: int = DEFAULT_MAX_POINTS,
     lam: float = 0.0,
+    tau: float = F.TAU,
 ) -> F.Composed:
     """Compose one direction on the grid: a :class:`shuffle_lib.core.grid.Composed`.
 
     ``accuracy``: target half-width of the eps bracket; ``h``: grid step (overrides
-    ``accuracy``); ``max_points``: cap on grid points; ``lam``: exponential tilt >= 0.
+    ``accuracy``); ``max_points``: cap on grid points; ``lam``: exponential tilt >= 0; ``tau``:
+    the top tail mass each cut sends to +inf (grid.py point 3; at most ``TAU``).  Each
+    composition counts one step of the open progress bar (:mod:`shuffle_lib.core.progress`).
 
     Source: the FFT accountant of Koskela et al. 2021, Sec. 2.2 / Koskela et al. 2022, Sec. 2.2
     (:mod:`shuffle_lib.core.grid`).
     """
+    cg = _compose(components, accuracy, h, max_points, lam, tau)
+    progress.advance()
+    return cg
+
+
+def _compose(
+    components: PLD | Sequence[tuple[PLD, int]],
+    accuracy: float = DEFAULT_ACCURACY,
+    h: float | None = None,
+    max_points: int = DEFAULT_MAX_POINTS,
+    lam: float = 0.0,
+    tau: float = F.TAU,
+) -> F.Composed:
     components = check_components(components)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     max_points = v.integer("max_points", max_points, lo=64, hi=2 ** 26)
@@ -145,16 +171,29 @@ def compose(
                 f"h={h:g} is too small for max_points={max_points}: the composed support needs "
                 f"about {width / h:.3g} grid points; take h >= {width / (4 * max_points):.3g}."
             )
-        return F.compose_on_grid(components, h, lam, mode)
+        return F.compose_on_grid(components, h, lam, mode, tau=tau)
     h = _fine_step(components, accuracy)
-    if width / h > max_points:  # measure the real support with a coarse run before coarsening h
-        probe = F.compose_on_grid(components, width / 2 ** 14, lam, mode)
+    if width / h > max_points:
+        # a lattice pair composes exactly on its lattice, at any K (grid point 1a's roundings are
+        # the identity there): certified and as narrow as the round-off allows, where the coarsened
+        # grid below leaves a rounding width of K h (0 to 278647 for eps(1e-6) of a 3-outcome pair
+        # at K = 1e6, 1.2e10 points at the accuracy's step)
+        g = F.lattice_step(components)
+        if g is not None and g > h and width / g <= max_points:
+            return F.compose_on_grid(components, g, lam, "updown", method="squaring", tau=tau)
+        # measure the real support with a coarse run before coarsening h
+        probe = F.compose_on_grid(components, width / 2 ** 14, lam, mode, tau=tau)
         real = max(probe.up.w.size, probe.low.w.size) * probe.h
         # out of reach by far: a bounded grid, not the largest
         if real / h > _HOPELESS * max_points:
             max_points = min(max_points, _BOUNDED_POINTS)
         h = max(h, 1.3 * real / max_points)
-    return F.compose_on_grid(components, h, lam, mode)
+    return F.compose_on_grid(components, h, lam, mode, tau=tau)
+
+
+def _on_lattice(cg, components):
+    """True when ``cg`` was composed on the lattice of its components (exact roundings)."""
+    return cg.mode == "updown" and F.lattice_step(components) == cg.h
 
 
 def _fine_step(components, accuracy):
@@ -464,17 +503,109 @@ def delta_bracket(
         return [Bracket(inf_mass * (1 - REL_MARGIN), 1.0) for _ in eps]
     K = sum(c for _, c in pq)
     rtol = (
-        (0.01 if K <= 100 else 0.05)
+        A.delta_rtol(K)
         if rtol is None
         else v.real("rtol", rtol, 0.0, 1.0, lo_open=True)
     )
+    lows = (pq if low_pq is None else low_pq, qp if low_qp is None else low_qp)
+    out: dict[int, Bracket] = {}
+    groups = [list(range(len(eps)))] if len(eps) == 1 else _tilt_groups((pq, qp), eps)
+    for group in groups:
+        part = _delta_group(pq, qp, [eps[i] for i in group], accuracy, rtol, lows, (low_pq, low_qp),
+                            kw)
+        for i, br in zip(group, part):
+            # a target its group's grid left loose: refined alone, as a query of that eps alone
+            # would be (both brackets are certified: their intersection is)
+            if len(group) > 1 and _misses(br, rtol):
+                alone = _delta_group(pq, qp, [eps[i]], accuracy, rtol, lows, (low_pq, low_qp),
+                                     kw)[0]
+                br = Bracket(max(br.lower, alone.lower), min(br.upper, alone.upper))
+            if _floored(br, rtol) and _span_points(pq, qp, accuracy) <= _REFINE_MAX_POINTS:
+                # below the floor of the top cut: alone again, the top tail kept to ~1e-300
+                alone = _delta_group(pq, qp, [eps[i]], accuracy, rtol, lows, (low_pq, low_qp),
+                                     dict(kw, tau=_FLOOR_TAU))[0]
+                br = Bracket(max(br.lower, alone.lower), min(br.upper, alone.upper))
+            out[i] = br
+    return [out[i] for i in range(len(eps))]
+
+
+_FLOOR_TAU = 1e-300
+"""The top cut (grid.py point 3) of a target below the floor its default cut leaves: the cut mass
+goes to the upper end (+inf) and off the lower one, so a cut of TAU = 1e-16 per step leaves every
+delta below ~1e-15 at [~0, ~8e-16] (the clones pair, n = 1e4, eps0 = 4, K = 4: delta(3) is
+[2.4e-169, 7.9e-16] with it; kept to 1e-300, [2.290e-20, 2.306e-20], delta(8) [3.979e-41,
+3.988e-41], in a grid of ~1.7e5 points)."""
+
+
+def _floored(br, rtol):
+    """A delta bracket below :data:`shuffle_lib.core.accuracy.DELTA_FLOOR` wider than ``rtol``."""
+    return 0.0 < br.upper < A.DELTA_FLOOR and br.upper - br.lower > rtol * br.upper
+
+
+def _span_points(pq, qp, accuracy):
+    """Grid points of the whole composed support at the accuracy's step (the top uncut reaches
+    the largest loss): a bound on what the floor retry costs."""
+    return max(
+        math.fsum(c * float(p.losses[-1] - p.losses[0]) for p, c in comps if p.losses.size)
+        / _fine_step(comps, accuracy)
+        for comps in (pq, qp)
+    )
+
+
+_TILT_GAP = math.log(1e3)
+"""A target shares a group's grid when the group's tilt costs its Chernoff exponent at most this
+(:func:`_tilt_groups`)."""
+
+
+def _tilt_groups(
+    comps: Sequence[Sequence[tuple[PLD, int]]], eps: Sequence[float]
+) -> list[list[int]]:
+    """Indices of ``eps`` grouped by the tilt they need, one grid per group.
+
+    Sorted by eps, each group is tilted for its smallest target x_0 (lam_0 = the Chernoff-optimal
+    tilt there); a larger target x joins it while, in each direction, the Chernoff exponent
+    Lambda(lam_0) - lam_0 x exceeds its optimum min_lam [Lambda(lam) - lam x] by at most
+    ``_TILT_GAP``.  The FFT's round-off is relative to the tilted peak (grid.py, point 2), so this
+    gap bounds how much larger, relative to delta(x), the round-off is at x than on x's own grid:
+    a tilt steered for eps = 0.02 leaves delta(1.9) of a 4-round clones pair at [2.4e-169, 6.2e-9]
+    against [4.00e-12, 4.04e-12] alone, while grouping nearby targets keeps one grid for most
+    figures' eps ranges.
+    """
+    order = sorted(range(len(eps)), key=lambda i: eps[i])
+    groups: list[list[int]] = []
+    anchor: list[float] = []
+    for i in order:
+        x = float(eps[i])
+        lams = [_lam_for_eps(c, x) for c in comps]
+        if groups and all(
+            X.log_mgf(c, a) - a * x - (X.log_mgf(c, lam) - lam * x) <= _TILT_GAP
+            for c, a, lam in zip(comps, anchor, lams)
+        ):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+            anchor = lams
+    return groups
+
+
+def _misses(br, rtol):
+    """True when a delta bracket above 1e-10 is wider than ``rtol`` of its upper end (the
+    refinement's test)."""
+    return br.upper >= A.DELTA_FLOOR and br.upper - br.lower > rtol * br.upper
+
+
+def _delta_group(pq, qp, eps, accuracy, rtol, lows, given_lows, kw):
+    """:func:`delta_bracket`'s grid route for targets sharing one tilt (that of the smallest eps):
+    the grid is refined (accuracy / 4 at a time) until each bracket meets ``rtol`` or a limit
+    stops it."""
+    low_pq, low_qp = given_lows
     e0 = float(min(eps))
     lam_pq, lam_qp = _lam_for_eps(pq, e0), _lam_for_eps(qp, e0)
     pairs = None
     top_pq = _near_top_delta(pq, eps)
     top_qp = top_pq if _same(pq, qp) else _near_top_delta(qp, eps)
-    bot_pq = _top_atom_lower(pq if low_pq is None else low_pq, eps)
-    bot_qp = _top_atom_lower(qp if low_qp is None else low_qp, eps)
+    bot_pq = _top_atom_lower(lows[0], eps)
+    bot_qp = _top_atom_lower(lows[1], eps)
     while True:
         try:
             a = compose(pq, accuracy=accuracy, lam=lam_pq, **kw)
@@ -483,6 +614,8 @@ def delta_bracket(
             if pairs is None:       # not even the requested accuracy fits: refuse
                 raise
             # a refinement would exceed the memory limit: the last grid's brackets are certified
+            A.note("delta", [e for e, (x, y) in zip(eps, pairs) if _misses(_both(x, y), rtol)],
+                   "memory")
             return [
                 _both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp))
                 for (x, y), e in zip(pairs, eps)
@@ -490,10 +623,14 @@ def delta_bracket(
         pairs = [(_tight(delta_bracket_one(a, e), lu, u), _tight(delta_bracket_one(b, e), lw, w))
                  for e, u, w, lu, lw in zip(eps, top_pq, top_qp, bot_pq, bot_qp)]
         out = [_both(x, y) for x, y in pairs]
-        loose = any(r.upper >= 1e-10 and r.upper - r.lower > rtol * r.upper for r in out)
+        loose = any(_misses(r, rtol) for r in out)
+        exact = _on_lattice(a, pq) and _on_lattice(b, qp)
         at_cap = max(a.h, b.h) > 1.01 * max(_fine_step(pq, accuracy), _fine_step(qp, accuracy)) or \
             4 * max(a.up.w.size, b.up.w.size) > _REFINE_MAX_POINTS
         if not loose or at_cap or kw.get("h") is not None or accuracy < 1e-7:
+            A.note("delta", [e for e, r in zip(eps, out) if _misses(r, rtol)],
+                   "floating-point floor" if exact else "grid step" if kw.get("h") is not None
+                   else "memory" if at_cap else "floating-point floor")
             return [
                 _both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp))
                 for (x, y), e in zip(pairs, eps)
@@ -539,6 +676,13 @@ def epsilon_bracket(
             if math.isfinite(br.upper) and br.upper - br.lower > 2.2 * half:
                 alt = _eps_tilted(pq, qp, [float(d)], low_pq, low_qp, kw)[0]
                 out[i] = Bracket(max(br.lower, alt.lower), min(br.upper, alt.upper))
+    # a delta below the floor of the default top cut: alone again, the top kept to ~1e-300
+    acc = kw.get("accuracy", DEFAULT_ACCURACY)
+    for i, (d, br) in enumerate(zip(delta, out)):
+        if (d < A.DELTA_FLOOR and kw.get("h") is None and not A.met("epsilon", br, acc)
+                and _span_points(pq, qp, acc) <= _REFINE_MAX_POINTS):
+            alt = _eps_tilted(pq, qp, [float(d)], low_pq, low_qp, dict(kw, tau=_FLOOR_TAU))[0]
+            out[i] = Bracket(max(br.lower, alt.lower), min(br.upper, alt.upper))
     return out
 
 
@@ -566,6 +710,12 @@ def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
     if fine:
         a = compose(pq, lam=lams[0], **kw)
         b = a if _same(pq, qp) else compose(qp, lam=lams[1], **kw)
+        acc = kw.get("accuracy", DEFAULT_ACCURACY)
+        exact = _on_lattice(a, pq) and _on_lattice(b, qp)
+        if not exact and max(a.h, b.h) > 1.01 * max(_fine_step(pq, acc), _fine_step(qp, acc)):
+            A.note("epsilon", delta, "memory")   # the step was coarsened to fit max_points
+    elif kw.get("h") is not None:
+        A.note("epsilon", delta, "grid step")
     out = []
     for d in delta:
         x = _cap_eps(epsilon_bracket_one(a, d), pq, d, low_pq)

@@ -44,9 +44,9 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    round-off, which is relative to the largest stored value, becomes relative
    to delta itself instead of to 1: this is what makes delta ~ 1e-10 certifiable.
 3. **Window.**  After each convolution, the top tail holding at most ``TAU``
-   of (untilted) mass is sent to +inf for the upper bound and dropped for the
-   lower bound.  The bottom tail holding at most ``TAU`` of the *tilted* mass
-   is dropped; by Chernoff, mass m at s contributes to the final delta(x) at
+   of (untilted) mass (``tau`` <= ``TAU`` of :func:`compose_on_grid`) is sent to +inf for the
+   upper bound and dropped for the lower bound.  The bottom tail holding at most ``TAU`` of the
+   *tilted* mass is dropped; by Chernoff, mass m at s contributes to the final delta(x) at
    most m e^{lam (s - x)} E[e^{lam R}] (R the rest of the sum), which is its
    tilted mass carried through the remaining convolutions exactly like an
    error, so it joins the error term below.  Convolutions are linear
@@ -352,7 +352,7 @@ def _self_compose(g, k, h, lam, tau_top):
 
 def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
                     mode: Literal["updown", "mean"], method: Literal["power", "squaring"] = "power",
-                    max_points: int = 2 ** 26) -> Composed:
+                    max_points: int = 2 ** 26, tau: float = TAU) -> Composed:
     """Compose [(pld, count), ...] on the grid of step h with tilt lam; returns :class:`Composed`.
 
     ``method="power"``: one FFT of a window sized from Chernoff bounds, spectra raised to the
@@ -377,7 +377,8 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
     slack = max([loss_slack(p) for p, _ in components] + [LOSS_SLACK_ULPS * 2.0 ** -52])
     eps_slack = K * (64 * _U * max(max_abs, h) + slack)
 
-    tau_top = TAU / K  # later cuts: their mass is counted again by every later round
+    tau = v.real("tau", tau, 0.0, TAU, lo_open=True)
+    tau_top = tau / K  # later cuts: their mass is counted again by every later round
     # (the first cut, of each input PLD's top atoms, keeps TAU: callers rely on a top tail
     # of mass <= TAU going to +inf for the upper bound and being dropped for the lower)
 
@@ -385,9 +386,9 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
     check_memory(int(span / h) + 2, f"one round's grid of step h={h:.3g}")
 
     def run(rounding):
-        gs = [(discretise(p, h, rounding, lam), c) for p, c in components]
+        gs = [(discretise(p, h, rounding, lam, tau), c) for p, c in components]
         if method == "power":
-            return _power_compose(gs, h, lam, max_points)
+            return _power_compose(gs, h, lam, max_points, tau)
         parts = [_self_compose(g, c, h, lam, tau_top) for g, c in gs]
         out = parts[0]
         for g in parts[1:]:
@@ -402,6 +403,11 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
             # 1a)
             up = run("above")
             return Composed(up, _moved(up, -K, h, lam), h, lam, mode, K, eps_slack)
+        if all(_on_grid_share(p, h) == 1.0 for p, _ in components):
+            # every loss on the grid (a lattice pair on its lattice): both roundings are the
+            # identity, so the two grids are one
+            up = run("up")
+            return Composed(up, up, h, lam, mode, K, eps_slack)
         return Composed(run("up"), run("down"), h, lam, mode, K, eps_slack)
     g = run("mean")
     return Composed(
@@ -416,6 +422,30 @@ def _on_grid_share(pld, h):
     on = np.abs(x - np.rint(x)) <= _SNAP * np.maximum(np.abs(x), 1.0)
     tot = float(np.sum(pld.probs))
     return float(np.sum(pld.probs[on])) / tot if tot > 0 else 0.0
+
+
+def lattice_step(components: Sequence[tuple[PLD, int]], max_divisor: int = 8) -> float | None:
+    """The largest step g with every finite loss of every round on the grid k g (as
+    :func:`discretise` snaps: within 16 u max(abs(x), 1) of an integer x = L / g), or None.
+
+    On such a grid both roundings are the identity (S_up = S_down = S up to ``eps_slack``), so
+    up/down composition is exact at any number of rounds: no Hoeffding shift, no rounding width;
+    what remains is the FFT's round-off (point 4) and the trimmed tails (point 3).  The candidates
+    are m / j, m the smallest non-zero abs(loss), j = 1 ... ``max_divisor`` (losses 0.3 and 0.5:
+    g = 0.1).  Randomised response and any pair whose likelihood ratios are powers of one number
+    are lattice pairs (the 3-outcome pair (0.5, 0.3, 0.2) / (0.2, 0.3, 0.5): g = log 2.5).
+    """
+    components = check_components(components)
+    losses = np.concatenate([p.losses for p, _ in components])
+    nonzero = np.abs(losses[losses != 0.0])
+    if nonzero.size == 0:
+        return None
+    m = float(nonzero.min())
+    for j in range(1, max_divisor + 1):
+        x = losses / (m / j)
+        if np.all(np.abs(x - np.rint(x)) <= _SNAP * np.maximum(np.abs(x), 1.0)):
+            return m / j
+    return None
 
 
 def _moved(g, k, h, lam):
@@ -533,7 +563,7 @@ def _log_chernoff(blocks, x, upper, rho=0.0, theta_max=400.0):
     return min(float(res.fun), f(0.0)) + 1e-9   # + 1e-9: the float rounding of the sums, generously
 
 
-def _power_compose(gs, h, lam, max_points):
+def _power_compose(gs, h, lam, max_points, tau=TAU):
     """Compose [(grid, count), ...] with one FFT: point 6 of the module docstring."""
     norm = []
     for g, c in gs:
@@ -562,7 +592,7 @@ def _power_compose(gs, h, lam, max_points):
             if e >= hi_all
             else math.exp(min(ls_sum + _log_chernoff(blocks, (e + 1) * h, True, -lam), 0.0))
         )
-        ok = (b_lo <= _WIN_TAIL and b_hi <= _WIN_TAIL and u_hi <= TAU * 1e-2) or (
+        ok = (b_lo <= _WIN_TAIL and b_hi <= _WIN_TAIL and u_hi <= tau * 1e-2) or (
             a <= lo_all and e >= hi_all
         )
         return ok, (a, e, b_lo, b_hi, u_hi)
@@ -615,7 +645,7 @@ def _power_compose(gs, h, lam, max_points):
     g = _Grid(
         out / m, a, ls_sum + math.log(m), sum(c * g.lfin for g, c in gs), lt, min(top, 1.0), err / m
     )
-    return _trim(g, h, lam, TAU / k_tot, fft_err / m)
+    return _trim(g, h, lam, tau / k_tot, fft_err / m)
 
 
 def _cpow(z, k):
@@ -646,34 +676,34 @@ def _grid_delta(g, h, lam, x):
         + math.log2(max(g.w.size, 2))
         + 8
     )
-    err_cost = g.err * math.exp(min(g.logscale - lam * x, 700.0))
+    err_cost = float(g.err) * math.exp(min(g.logscale - lam * x, 700.0))
     return val, big * _U * val, err_cost
 
 
 def _suffix_sums(cg, side):
-    """Cached tail sums (s, sum_{i>=j} m_i, sum_{i>=j} m_i e^{-s_i}) over s >= -1, for fast
-    reads."""
+    """Cached log tail sums (s, log sum_{i>=j} m_i, log sum_{i>=j} m_i e^{-s_i}) over s >= -1, for
+    fast reads (in logs: at losses in the thousands e^{-s} underflows, and a read of 0 would steer
+    the eps search of 10^6 rounds to a lower end of 0)."""
     if side not in cg.cache:
         g = cg.up if side == "up" else cg.low
         start = min(max(math.ceil(-1.0 / cg.h) - g.offset, 0), g.w.size)
         s = _grid_s(g, cg.h, start)
-        m = np.exp(np.minimum(_untilted_log(g.w[start:], g.logscale, cg.lam, s), 700.0))
-        cg.cache[side] = (s, np.cumsum(m[::-1])[::-1], np.cumsum((m * np.exp(-s))[::-1])[::-1])
+        lm = _untilted_log(g.w[start:], g.logscale, cg.lam, s)
+        with np.errstate(invalid="ignore"):   # logaddexp(-inf, -inf) is -inf, as wanted
+            lt0 = np.logaddexp.accumulate(lm[::-1])[::-1]
+            lt1 = np.logaddexp.accumulate((lm - s)[::-1])[::-1]
+        cg.cache[side] = (s, lt0, lt1)
     return cg.cache[side]
 
 
 def _fast_grid_delta(cg, side, x):
     """Approximate sum_i m_i (1 - e^{x - s_i})_+ (x >= -1) in O(log M): steers, certifies
     nothing."""
-    s, t0, t1 = _suffix_sums(cg, side)
+    s, lt0, lt1 = _suffix_sums(cg, side)
     j = int(np.searchsorted(s, x, side="right"))
-    if j >= s.size or t0[j] <= 0.0:
+    if j >= s.size or not math.isfinite(lt0[j]) or not math.isfinite(lt1[j]):
         return 0.0
-    return (
-        float(t0[j]) * -math.expm1(min(x + math.log(t1[j]) - math.log(t0[j]), 0.0))
-        if t1[j] > 0
-        else 0.0
-    )
+    return math.exp(min(float(lt0[j]), 700.0)) * -math.expm1(min(x + float(lt1[j] - lt0[j]), 0.0))
 
 
 def hoeffding_t(c: float, h: float, K: int) -> float:
@@ -695,7 +725,7 @@ def _shift(cg, c):
 def _read(cg, side, x, fast):
     g = cg.up if side == "up" else cg.low
     if fast:
-        err_cost = g.err * math.exp(min(g.logscale - cg.lam * x, 700.0))
+        err_cost = float(g.err) * math.exp(min(g.logscale - cg.lam * x, 700.0))
         return _fast_grid_delta(cg, side, x), 0.0, err_cost
     return _grid_delta(g, cg.h, cg.lam, x)
 

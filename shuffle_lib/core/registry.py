@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from shuffle_lib.core import evaluate
+from shuffle_lib.core import accuracy as acc
+from shuffle_lib.core import evaluate, progress
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
@@ -145,8 +146,9 @@ class Mechanism:
         eps (``verb="delta"``), eps at delta (``"epsilon"``), or the Renyi divergence at orders
         (``"rdp"``, max over both directions; the mechanism's own method when it declares one,
         else the divergence of the build's PLDs).  Renyi divergence adds up over independent
-        rounds, so ``rdp`` of K rounds is K times one round's.  The one path from a declaration
-        to numbers: the command line and ``mechanism_brackets`` both take it."""
+        rounds, so ``rdp`` of K rounds is K times one round's.  delta and eps brackets carry
+        ``accuracy_met`` and ``limit`` (:func:`shuffle_lib.core.accuracy.annotate`).  The one path
+        from a declaration to numbers: the command line and ``mechanism_brackets`` both take it."""
         v.choice("verb", verb, ("delta", "epsilon", "rdp"))
         compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
         accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
@@ -160,8 +162,11 @@ class Mechanism:
                 brs = evaluate.rdp_brackets(model, orders)
             return params, [Bracket(compositions * b.lower, compositions * b.upper) for b in brs]
         params, model = self.model(values, compositions, accuracy)
-        return params, evaluate.brackets(model, "delta" if verb == "delta" else "epsilon", targets,
-                                         compositions, accuracy=accuracy)
+        goal: Literal["delta", "epsilon"] = "delta" if verb == "delta" else "epsilon"
+        with acc.collect() as notes, progress.task(f"{verb} {self.name}"):
+            brs = evaluate.brackets(model, goal, targets, compositions, accuracy=accuracy)
+        goals = [float(x) for x in v.reals("targets", targets)]
+        return params, acc.annotate(goal, goals, brs, accuracy, compositions, notes)
 
 
 REGISTRY: dict[str, Mechanism] = {}

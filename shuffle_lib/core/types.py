@@ -26,14 +26,31 @@ accept."""
 
 class Bracket(tuple):
     """A certified interval (lower, upper) for a tight DP parameter: lower <= upper (ValueError
-    otherwise; a NaN end is let through for the caller's own NaN check to name)."""
+    otherwise; a NaN end is let through for the caller's own NaN check to name).
 
-    def __new__(cls, lower, upper):
+    ``accuracy_met`` says whether the bracket meets the accuracy its query asked for and ``limit``
+    what stopped it when not (:mod:`shuffle_lib.core.accuracy` defines both); both are None on a
+    bracket no query checked.  They ride along: equality, hashing and the repr are the pair's.
+    """
+
+    accuracy_met: bool | None = None
+    limit: str | None = None
+
+    def __new__(cls, lower, upper, *, accuracy_met: bool | None = None,
+                limit: str | None = None):
         lower, upper = float(lower), float(upper)
         if lower > upper:
             raise ValueError(f"a Bracket needs lower <= upper, got lower={lower!r}, "
                              f"upper={upper!r}.")
-        return super().__new__(cls, (lower, upper))
+        self = super().__new__(cls, (lower, upper))
+        if accuracy_met is not None:
+            self.accuracy_met = bool(accuracy_met)
+        if limit is not None:
+            self.limit = str(limit)
+        return self
+
+    def __getnewargs_ex__(self):
+        return (self[0], self[1]), {"accuracy_met": self.accuracy_met, "limit": self.limit}
 
     lower = property(lambda self: self[0])
     upper = property(lambda self: self[1])
