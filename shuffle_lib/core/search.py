@@ -126,12 +126,13 @@ def secant_from_guess(g: Callable[[float], float], lo: float, hi: float, guess: 
     g(yes) <= 0 (None if none, e.g. g(hi) > 0) and ``no`` the largest point below it evaluated
     with g(no) > 0 (None if none, e.g. g(lo) <= 0).
 
-    Starts at ``guess``; while one side is unknown, a Newton step with ``slope`` (d g / d t, < 0;
-    later the secant of the two points nearest the sign change), at least ``tol`` and at most
+    Starts at ``guess``; while one side is unknown, a Newton step with ``slope`` (d g / d t, <
+    0; later the secant of the two points nearest the sign change), at least ``tol`` and at most
     ``step`` long (the limit doubling each time it binds), clamped at [lo, hi]; once g has
-    changed sign, regula falsi inside the bracket, falling back to bisection when a step would
-    leave it or the bracket stops halving.  Every step aims at g = slope * tol / 4, a quarter of
-    the tolerance to the g <= 0 side, so that the last step usually lands there.
+    changed sign, the secant of the two points nearest the aim, falling back to bisection when
+    it would leave the bracket or three steps have not halved the miss.  Every
+    step aims at g = slope * tol / 4, a quarter of the tolerance to the g <= 0 side, so that the
+    last step usually lands there.
 
     Stops when ``done(no, yes)``, at an end of the range, or (``tol`` > 0, no ``snap``) when the
     secant through ``yes`` and a point within 0.1 of it puts the sign change within tol / 2
@@ -141,13 +142,6 @@ def secant_from_guess(g: Callable[[float], float], lo: float, hi: float, guess: 
     search stops when no new point is left between the sides.
     """
     pts: dict[float, float] = {}
-
-    def ev(t: float) -> bool:
-        t = min(max(snap(t) if snap is not None else t, lo), hi)
-        if t in pts:
-            return False
-        pts[t] = g(t)
-        return True
 
     def sides() -> tuple[float | None, float | None]:
         yes = min((t for t, x in pts.items() if x <= 0), default=None)
@@ -162,8 +156,18 @@ def secant_from_guess(g: Callable[[float], float], lo: float, hi: float, guess: 
         s = (pts[near] - pts[t0]) / (near - t0)
         return (s if s < 0 else slope), abs(near - t0)
 
+    order: list[float] = []
+    misses: list[float] = []
+
+    def ev(t: float) -> bool:
+        t = min(max(snap(t) if snap is not None else t, lo), hi)
+        if t in pts:
+            return False
+        pts[t] = g(t)
+        order.append(t)
+        return True
+
     ev(guess)
-    width = math.inf
     for _ in range(max_steps):
         yes, no = sides()
         if yes is not None and no is not None and done(no, yes):
@@ -178,11 +182,14 @@ def secant_from_guess(g: Callable[[float], float], lo: float, hi: float, guess: 
                 and gap <= 0.1 and pts[yes] / s <= tol / 2):
             break
         if yes is not None and no is not None:
-            gy, gn = pts[yes], pts[no]
-            p = yes - (gy - aim) * (yes - no) / (gy - gn)
-            if not no < p < yes or yes - no > 0.5 * width:
-                p = 0.5 * (yes + no)
-            width = yes - no
+            # the secant of the two points nearest the aim; bisection when it would leave the
+            # bracket or the last three steps have not halved the miss
+            a, b = sorted(pts, key=lambda t: abs(pts[t] - aim))[:2]
+            misses.append(abs(pts[a] - aim))
+            p = 0.5 * (yes + no)
+            if pts[a] != pts[b] and (len(misses) < 4 or misses[-1] <= 0.5 * misses[-4]):
+                q = a - (pts[a] - aim) * (a - b) / (pts[a] - pts[b])
+                p = q if no < q < yes else p
             if not ev(p) and not ev(0.5 * (yes + no)):
                 break
             continue
