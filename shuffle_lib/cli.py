@@ -326,7 +326,8 @@ def parameter_line(out: dict) -> str:
         pairs.append(f"{p.name}={_fmt(x)}")
     if "compositions" in out:
         pairs.append(f"compositions={out['compositions']}")
-    return " ".join([out["mechanism"], *pairs])
+    why = params.get("eps0_infinite")          # an infinite eps0 says which entry causes it
+    return " ".join([out["mechanism"], *pairs]) + (f"\n  (eps0=inf: {why})" if why else "")
 
 
 def _table(out: dict) -> str:

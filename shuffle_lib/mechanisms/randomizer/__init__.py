@@ -49,6 +49,7 @@ from shuffle_lib.mechanisms.randomizer.decompose import (
     matrix_decompositions,
     matrix_eps0,
     olh_g,
+    why_eps0_infinite,
 )
 from shuffle_lib.mechanisms.randomizer.noise import NOISES
 from shuffle_lib.mechanisms.randomizer.noise_compose import noise_model
@@ -417,6 +418,9 @@ def randomizer_model(
          "views": [w.label for w in x.views]} for x in decs]}
     if family in ("olh",):
         info["g"] = olh_g(eps0)
+    if not math.isfinite(e0) and matrix is not None:
+        info["eps0_infinite"] = why_eps0_infinite(
+            load_matrix(matrix) if isinstance(matrix, str) else matrix)
     if not decs:          # every pair of rows equal: the output does not depend on the input
         info["route"] = "constant randomiser"
         return DirectModel(
