@@ -195,7 +195,8 @@ def secant_from_guess(g: Callable[[float], float], lo: float, hi: float, guess: 
             continue
         g0 = pts[t0]
         dist = (aim - g0) / s if s is not None else (step if g0 > 0 else -step)
-        dist = max(dist, tol) if g0 > 0 else min(dist, -tol)
+        floor = max(tol, 1e-12)            # always a move (snapped points double it on)
+        dist = max(dist, floor) if g0 > 0 else min(dist, -floor)
         for _ in range(64):
             if abs(dist) > step:
                 dist, step = math.copysign(step, dist), 2 * step
