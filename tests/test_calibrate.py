@@ -192,10 +192,10 @@ def test_krr_eps0_is_gamma_k_over_e_eps0_plus_k_minus_1(cli_json):
 
 @pytest.mark.parametrize("name", ["krr-strong", "krr-weak"])
 def test_krr_solve_eps0_meets_and_matches_solve_gamma(name, cli_json):
-    base = [name, "--n", "300", "--k", "4", "--eps", "1", "--delta", "1e-4", "--compositions", "2"]
+    base = [name, "--n", "100", "--k", "4", "--eps", "1", "--delta", "1e-3", "--compositions", "2"]
     e = cli_json("calibrate", *base, "--solve", "eps0")
     g = cli_json("calibrate", *base, "--solve", "gamma")
-    assert e["achieved"]["delta_upper"] <= 1e-4 and g["achieved"]["delta_upper"] <= 1e-4
+    assert e["achieved"]["delta_upper"] <= 1e-3 and g["achieved"]["delta_upper"] <= 1e-3
     gamma_of_eps0 = 4 / (math.exp(e["value"]) + 3)
     assert gamma_of_eps0 == pytest.approx(g["value"], rel=1e-3)   # one answer, two spellings
 
