@@ -533,9 +533,16 @@ def _build(n, family, matrix, k, d, eps0, noise="none", scale=0.0, compositions=
 
 
 def _calibration_range(name: str, fixed: dict) -> tuple[float, float] | None:
-    """The range ``calibrate`` searches for eps0 (a named family: each is a post-processing of
-    itself at a larger eps0, so its privacy is monotone in eps0) or scale (a numeric randomiser);
-    a clear refusal where the setting does not apply."""
+    """The range ``calibrate`` searches for eps0 (a named family) or scale (a numeric randomiser);
+    a clear refusal where the setting does not apply.
+
+    k-RR, SUE, BLH and HR at a smaller eps0 are each a post-processing of themselves at a larger
+    one (mixing with the uniform report, or flipping each bit once more), applied to every report
+    alike, so their shuffled privacy is monotone in eps0; OUE's and OLH's are not by that argument
+    (OUE keeps the true bit at 1/2, OLH's hash range g changes with eps0), and their upper ends
+    were checked monotone on a grid (n = 200, eps0 in [0.5, 4], K = 1 and 3) instead.  The
+    returned value is certified either way: each is a full query.  A larger noise scale is a
+    post-processing (add independent noise), so privacy is monotone in the scale."""
     noise, family = fixed.get("noise") or "none", fixed.get("family") or "matrix"
     if name == "eps0":
         if noise != "none":
