@@ -182,7 +182,7 @@ def _transfer_guess(mech: Mechanism, param: Param, eps: float, delta: float, fix
         if not -700 < ld1 < 0:
             return None
         try:
-            return _solve(mech, param, e1, math.exp(ld1), fixed, 1, accuracy, 1e-4, start, {})[0]
+            return _solve(mech, param, e1, math.exp(ld1), fixed, 1, accuracy, 1e-3, start, {})[0]
         except ValueError:
             return None
 
