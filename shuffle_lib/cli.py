@@ -15,8 +15,11 @@ The contract (a public interface: extend it, don't change it):
   [--json]``: the least private PARAM meeting (eps, delta) by the upper bound;
   JSON ``{"mechanism", "params", "solve", "value", "achieved": {"eps", "delta_upper"}, "seconds"}``.
   PARAM must be one of the mechanism's declared privacy settings.
-* ``rdp MECHANISM [options] --order A [A ...] [--json]``: ``{"mechanism", "params",
-  "results": [{"order", "rdp_lower", "rdp_upper"}], "seconds"}``, max over both directions.
+* ``rdp MECHANISM [options] --order A [A ...] [--compositions K] [--json]``: ``{"mechanism",
+  "params", "results": [{"order", "rdp_lower", "rdp_upper"}], "seconds"}``, max over both
+  directions (with ``"compositions"`` when K > 1: K times one round).
+* ``--csv`` (``delta``, ``epsilon``, ``rdp``): the results as CSV, a header and one row per target.
+  The text output's first line is the parameter line, ``name=value`` pairs.
 
 Every mechanism and every option comes from the registry (:mod:`shuffle_lib.core.registry`); the
 numbers from the declaration's ``evaluate`` and
