@@ -313,7 +313,7 @@ def run_rdp(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     return a, dict(res, results=out, seconds=time.perf_counter() - t0)
 
 
-def parameter_line(out: dict) -> str:
+def _parameter_line(out: dict) -> str:
     """The mechanism and its parameters as ``name=value`` pairs: every declared parameter but a
     placeholder left at its default (``--k 0`` of a randomiser given by a matrix), the
     alternative spellings the user gave, and the number of rounds when there is one."""
@@ -335,7 +335,7 @@ def parameter_line(out: dict) -> str:
 
 def _table(out: dict) -> str:
     cols = list(out["results"][0].keys())
-    lines = [parameter_line(out),
+    lines = [_parameter_line(out),
              "  ".join(f"{c:>14}" for c in cols)]
     for r in out["results"]:
         lines.append(
@@ -402,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 json.dumps(out)
                 if a.json
-                else f"{parameter_line(out)}\n{out['solve']} = {out['value']:.8g}  "
+                else f"{_parameter_line(out)}\n{out['solve']} = {out['value']:.8g}  "
                 f"(delta_upper = {out['achieved']['delta_upper']:.4g} at eps = "
                 f"{out['achieved']['eps']:g}; "
                 f"{out['seconds']:.2f} s)"
