@@ -21,8 +21,11 @@ The contract (a public interface: extend it, don't change it):
   [--json]``: the least private PARAM meeting (eps, delta) by the upper bound;
   JSON ``{"mechanism", "params", "solve", "value", "achieved": {"eps", "delta_upper"}, "seconds"}``.
   PARAM must be one of the mechanism's declared privacy settings.
-* ``rdp MECHANISM [options] --order A [A ...] [--json]``: ``{"mechanism", "params",
-  "results": [{"order", "rdp_lower", "rdp_upper"}], "seconds"}``, max over both directions.
+* ``rdp MECHANISM [options] --order A [A ...] [--compositions K] [--json]``: ``{"mechanism",
+  "params", "results": [{"order", "rdp_lower", "rdp_upper"}], "seconds"}``, max over both
+  directions (with ``"compositions"`` when K > 1: K times one round).
+* ``--csv`` (``delta``, ``epsilon``, ``rdp``): the results as CSV, a header and one row per target.
+  The text output's first line is the parameter line, ``name=value`` pairs.
 
 Every mechanism and every option comes from the registry (:mod:`shuffle_lib.core.registry`); the
 numbers from the declaration's ``evaluate`` and
@@ -34,8 +37,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
+import io
 import json
 import math
+import numbers
 import os
 import re
 import sys
@@ -84,20 +90,43 @@ _int_text.__name__ = "int"
 
 def _add_params(mp: argparse.ArgumentParser, mech: Mechanism, calibrating: bool = False) -> None:
     """One option per declared parameter; for ``calibrate`` the privacy settings are optional
-    (the solved one takes no value; the others are checked in :func:`run_calibrate`)."""
+    (the solved one takes no value; the others are checked in :func:`run_calibrate`).  Every
+    option's parser default is None, so a value seen is one the user gave; the declaration's
+    defaults are filled in by :meth:`Mechanism.checked`."""
     for p in mech.params:
         kind = p.parse or (_int_text if p.kind is int else float if p.kind is float else str)
-        required = p.default is None and not (calibrating and p.more_private is not None)
+        required = (p.default is None and p.derives is None and not mech.alternatives(p.name)
+                    and not (calibrating and p.more_private is not None))
         extra = {"choices": p.choices} if p.choices else {}
         mp.add_argument(
             p.option,
             dest=p.name,
             type=kind,
             required=required,
-            default=p.default,
-            help=p.help + ("" if p.default is None else f" (default {p.default})"),
+            default=None,
+            help=_help(p),
             **extra,
         )
+
+
+def _help(p: Param) -> str:
+    """The option's help: the declaration's text, with its default unless that is a placeholder
+    (a value meaning "not given") or the text already names it."""
+    if p.default is None or p.placeholder or "default" in p.help:
+        return p.help.replace("%", "%%")
+    return f"{p.help} (default {_fmt(p.default)})".replace("%", "%%")
+
+
+def _fmt(x: object) -> str:
+    """A value as the parameter line and messages print it: integers as integers, reals in %g
+    (8 significant digits), numpy scalars as plain numbers."""
+    if isinstance(x, bool) or x is None:
+        return str(x)
+    if isinstance(x, numbers.Integral):
+        return str(int(x))
+    if isinstance(x, numbers.Real):
+        return format(float(x), ".8g")
+    return str(x)
 
 
 def _run_options(mp: argparse.ArgumentParser) -> None:
@@ -105,7 +134,15 @@ def _run_options(mp: argparse.ArgumentParser) -> None:
                     help="number of rounds K (default 1)")
     mp.add_argument("--accuracy", type=float, default=DEFAULT_ACCURACY,
                     help="target half-width of the bracket in eps (default %(default)g)")
-    mp.add_argument("--json", action="store_true", help="print one JSON object")
+    _output_options(mp)
+
+
+def _output_options(mp: argparse.ArgumentParser, csv: bool = True) -> None:
+    out = mp.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print one JSON object")
+    if csv:
+        out.add_argument("--csv", action="store_true",
+                         help="print the results as CSV, a header and one row per target")
     mp.add_argument("--quiet", action="store_true",
                     help="no progress bar on stderr (shown on a terminal for work over 2 s)")
 
@@ -129,29 +166,47 @@ def _parser() -> argparse.ArgumentParser:
             )
             if verb == "calibrate":
                 _add_params(mp, mech, calibrating=True)
-                mp.add_argument("--eps", type=float, required=True)
-                mp.add_argument("--delta", type=float, required=True)
+                mp.add_argument("--eps", type=float, required=True,
+                                help="the target eps, >= 0")
+                mp.add_argument("--delta", type=float, required=True,
+                                help="the target delta, in (0, 1)")
                 mp.add_argument(
                     "--solve",
                     required=True,
-                    help="one of: " + ", ".join(mech.privacy_settings or ("none",)),
+                    help="the privacy setting to find, one of: "
+                    + ", ".join(p.replace("_", "-") for p in mech.privacy_settings or ("none",)),
                 )
-                _run_options(mp)
+                mp.add_argument("--compositions", type=_int_text, default=1,
+                                help="number of rounds K (default 1)")
+                mp.add_argument("--accuracy", type=float, default=DEFAULT_ACCURACY,
+                                help="target half-width of the eps bracket of each query "
+                                     "(default %(default)g)")
+                _output_options(mp, csv=False)
             elif verb == "rdp":
                 _add_params(mp, mech)
                 mp.add_argument("--order", type=float, nargs="+", required=True, dest="orders",
                                 help=f"Renyi orders, each in (1, {LAM_MAX:g}]")
-                mp.add_argument("--json", action="store_true", help="print one JSON object")
+                mp.add_argument("--compositions", type=_int_text, default=1,
+                                help="number of rounds K; K rounds of Renyi DP are K times one "
+                                     "(default 1)")
+                _output_options(mp)
             else:
                 _add_params(mp, mech)
-                target = "--eps" if verb == "delta" else "--delta"
-                mp.add_argument(target, type=float, nargs="+", required=True, dest="targets")
+                if verb == "delta":
+                    mp.add_argument("--eps", type=float, nargs="+", required=True, dest="targets",
+                                    metavar="EPS",
+                                    help="one or more eps >= 0 at which to bracket delta")
+                else:
+                    mp.add_argument("--delta", type=float, nargs="+", required=True,
+                                    dest="targets", metavar="DELTA",
+                                    help="one or more delta in (0, 1) at which to bracket eps")
                 _run_options(mp)
     return top
 
 
 def _values(a: argparse.Namespace, mech: Mechanism) -> dict:
-    return {p.name: getattr(a, p.name) for p in mech.params}
+    """The parameters the user gave (the declaration fills in the rest)."""
+    return {p.name: getattr(a, p.name) for p in mech.params if getattr(a, p.name) is not None}
 
 
 def _check_run(a: argparse.Namespace) -> None:
@@ -219,6 +274,14 @@ def _solve_param(argv: list[str]) -> tuple[Mechanism | None, Param | None]:
     return mech, param
 
 
+def _related(mech: Mechanism, param: Param) -> list[Param]:
+    """``param`` and its other spellings: the parameter it derives, and every alternative of
+    either (k-RR's --gamma and --eps0)."""
+    names = {param.name} | ({param.derives} if param.derives else set())
+    names |= {a.name for n in list(names) for a in mech.alternatives(n)}
+    return [p for p in mech.params if p.name in names]
+
+
 def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     """``calibrate MECHANISM [fixed options] --eps E --delta D --solve PARAM``: see
     :mod:`shuffle_lib.core.calibrate`."""
@@ -228,12 +291,18 @@ def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
         mech or mechanisms.get(a.mechanism),
         param or mechanisms.get(a.mechanism).param(a.solve),
     )
-    if getattr(a, param.name) is not None and param.default is None:
-        raise ValueError(f"--solve {param.name}: give {param.option} no value; calibrate finds it.")
+    related = _related(mech, param)
+    given = [p for p in related if getattr(a, p.name) is not None]
+    if given:
+        spelled = " or ".join(p.option for p in related)
+        raise ValueError(f"--solve {param.name.replace('_', '-')}: give {spelled} no value; "
+                         "calibrate finds it.")
     missing = [
-        p.option
+        p.option + "".join(f" (or {x.option})" for x in mech.alternatives(p.name))
         for p in mech.params
-        if p.default is None and p is not param and getattr(a, p.name) is None
+        if p.default is None and p not in related and p.derives is None
+        and getattr(a, p.name) is None
+        and all(getattr(a, x.name) is None for x in mech.alternatives(p.name))
     ]
     if missing:
         raise ValueError(f"calibrate {mech.name} needs {', '.join(missing)}.")
@@ -241,7 +310,8 @@ def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     delta = v.probability("delta", a.delta)
     _check_run(a)
     t0 = time.perf_counter()
-    fixed = {p.name: getattr(a, p.name) for p in mech.params if p is not param}
+    fixed = {p.name: getattr(a, p.name) for p in mech.params
+             if p not in related and getattr(a, p.name) is not None}
     with _progress(a, f"calibrate {mech.name}"):
         params, value, d_up = calibrate_mechanism(mech, param.name, eps, delta, fixed,
                                                   a.compositions, a.accuracy)
@@ -258,26 +328,45 @@ def run_rdp(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     a = _parser().parse_args(["rdp", *argv])
     mech = mechanisms.get(a.mechanism)
     orders = v.reals("order", a.orders, lo=1.0, hi=LAM_MAX, lo_open=True)
+    v.integer("compositions", a.compositions, lo=1, hi=MAX_COMPOSITIONS)
     t0 = time.perf_counter()
-    params, brs = mech.evaluate("rdp", orders, _values(a, mech))
+    params, brs = mech.evaluate("rdp", orders, _values(a, mech), a.compositions)
     out = [{"order": float(o), "rdp_lower": evaluate.finite_or_none(b.lower),
             "rdp_upper": evaluate.finite_or_none(b.upper)} for o, b in zip(orders, brs)]
-    return a, {
-        "mechanism": a.mechanism,
-        "params": params,
-        "results": out,
-        "seconds": time.perf_counter() - t0,
-    }
+    res = {"mechanism": a.mechanism, "params": params}
+    if a.compositions != 1:          # the one-round JSON keeps its original keys
+        res["compositions"] = a.compositions
+    return a, dict(res, results=out, seconds=time.perf_counter() - t0)
+
+
+def _parameter_line(out: dict) -> str:
+    """The mechanism and its parameters as ``name=value`` pairs: every declared parameter but a
+    placeholder left at its default (``--k 0`` of a randomiser given by a matrix), the
+    alternative spellings the user gave, and the number of rounds when there is one."""
+    mech = mechanisms.get(out["mechanism"])
+    params = out["params"]
+    pairs = []
+    for p in mech.params:
+        if p.name not in params:
+            continue
+        x = params[p.name]
+        if isinstance(x, (list, dict)) or (p.placeholder and x == p.default):
+            continue
+        pairs.append(f"{p.name}={_fmt(x)}")
+    if "compositions" in out:
+        pairs.append(f"compositions={out['compositions']}")
+    why = params.get("eps0_infinite")          # an infinite eps0 says which entry causes it
+    return " ".join([out["mechanism"], *pairs]) + (f"\n  (eps0=inf: {why})" if why else "")
 
 
 _ACCURACY_FIELDS = ("accuracy_met", "half_width", "limit")
 
 
 def _table(out: dict) -> str:
-    """The text output: a table of the results' numbers, then one line per target that missed its
-    accuracy, saying why (:mod:`shuffle_lib.core.accuracy`)."""
+    """The text output: the parameter line, a table of the results' numbers, then one line per
+    target that missed its accuracy, saying why (:mod:`shuffle_lib.core.accuracy`)."""
     cols = [c for c in out["results"][0] if c not in _ACCURACY_FIELDS]
-    lines = [f"{out['mechanism']} {out['params']}  compositions={out['compositions']}",
+    lines = [_parameter_line(out),
              "  ".join(f"{c:>14}" for c in cols)]
     for r in out["results"]:
         lines.append(
@@ -291,6 +380,21 @@ def _table(out: dict) -> str:
                          f"{r['limit']}")
     lines.append(f"({out['seconds']:.2f} s)")
     return "\n".join(lines)
+
+
+def _csv(out: dict) -> str:
+    """The results as CSV: a header, then one row per target (an infinite end is ``inf``)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    cols = list(out["results"][0].keys())
+    w.writerow(cols)
+    for r in out["results"]:
+        w.writerow(["inf" if r[c] is None else repr(float(r[c])) for c in cols])
+    return buf.getvalue().rstrip("\n")
+
+
+def _print(a: argparse.Namespace, out: dict) -> None:
+    print(json.dumps(out) if a.json else _csv(out) if getattr(a, "csv", False) else _table(out))
 
 
 RUN_OPTIONS = {
@@ -317,7 +421,8 @@ def user_words(message: str, argv: Sequence[str]) -> str:
         names.update({p.name: p.option for p in mechanisms.get(mech).params})
     for name, option in names.items():
         message = re.sub(rf"(?<![\w.\[-]){re.escape(name)}(?=\s+must\b|=)", option, message)
-    return message
+    # numpy 2 writes a scalar's repr as np.float64(1.2): the user wrote 1.2
+    return re.sub(r"\bnp\.(?:float|int|uint|bool|str|complex)\w*\(([^()]*)\)", r"\1", message)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -327,14 +432,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv[:1] == ["rdp"]:
             a, out = run_rdp(argv[1:])
-            print(json.dumps(out) if a.json else _table(dict(out, compositions=1)))
+            _print(a, out)
             return 0
         if argv[:1] == ["calibrate"]:
             a, out = run_calibrate(argv[1:])
             print(
                 json.dumps(out)
                 if a.json
-                else f"{out['mechanism']} {out['params']}\n{out['solve']} = {out['value']:.8g}  "
+                else f"{_parameter_line(out)}\n{out['solve']} = {out['value']:.8g}  "
                 f"(delta_upper = {out['achieved']['delta_upper']:.4g} at eps = "
                 f"{out['achieved']['eps']:g}; "
                 f"{out['seconds']:.2f} s)"
@@ -349,5 +454,5 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OverflowError) as e:
         sys.stderr.write(f"error: {user_words(str(e), argv)}\n".replace("\n", " ").rstrip() + "\n")
         return 2
-    print(json.dumps(out) if a.json else _table(out))
+    _print(a, out)
     return 0

@@ -292,6 +292,7 @@ _add("mechanisms.randomizer.decompose",
         "Decomposition.options": dict(self=DEC),
         "Decomposition.mass": dict(self=DEC)},
      check_matrix=dict(matrix=R3, name="matrix"), load_matrix=dict(path="MATRIX_FILE"), matrix_eps0=dict(R=R3),
+     why_eps0_infinite=dict(R=R3),
      pair_decomposition=dict(R=np.array(R3), i=0, j=1), matrix_decompositions=dict(R=R3), olh_g=dict(eps0=1.0),
      family_decomposition=dict(family="krr", eps0=1.0, k=3, d=0))
 _add("mechanisms.randomizer.exact", exact_worst_delta=dict(matrix=R3, n=3, eps=0.5, rounds=1))
@@ -476,11 +477,14 @@ NOT_SWEPT = {
     **{f"shuffle_lib.core.search.{f}": "the search loops: a predicate and ends the caller has "
        "validated, each caller's own stopping rule (the callers are swept)"
        for f in ("arithmetic", "geometric", "integer_mid", "narrow", "step_out", "illinois",
-                 "narrow_arrays")},
+                 "narrow_arrays", "secant_from_guess")},
     **{f"shuffle_lib.core.grid.Composed.{f}": "the unchecked reading the searches of core.fourier call in "
        "their loops on arguments already checked; grid.delta_upper/delta_lower check them and are swept"
        for f in ("delta_upper", "delta_lower")},
     "shuffle_lib.core.types.Model.composable": "a property: no argument",
+    **{f"shuffle_lib.core.registry.Mechanism.{f}": "reads the declaration's structure (which "
+       "parameters spell which); the values it sees are validated by Mechanism.checked, which is swept"
+       for f in ("alternatives", "build_params", "given_alternatives")},
     "shuffle_lib.core.pld.PLD.trusted": "the unchecked constructor for arrays just computed in the "
                                         "checked form (hot loops); PLD() itself checks",
     "shuffle_lib.core.registry.register": "mutates the global registry (registering a bad mechanism would leak "

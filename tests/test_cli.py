@@ -87,3 +87,77 @@ def test_bad_pmf_files(tmp_path, content, needle, cli):
     f.write_text(content)
     r = cli("delta", "custom", "--pmfs", str(f), "--eps", "1")
     assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+# ---- the command line's own words: help, the parameter line, CSV, rdp of K rounds ----
+
+def _option_helps(parser):
+    """(option, help) of every option of every verb's every mechanism parser."""
+    import argparse
+    for verb_action in parser._subparsers._group_actions:
+        for verb, vp in verb_action.choices.items():
+            for mech_action in vp._subparsers._group_actions:
+                for name, mp in mech_action.choices.items():
+                    for act in mp._actions:
+                        if act.option_strings and not isinstance(act, argparse._HelpAction):
+                            text = mp._get_formatter()._expand_help(act) if act.help else ""
+                            yield f"{verb} {name} {act.option_strings[0]}", text
+
+
+def test_every_option_has_help_and_no_placeholder_default():
+    from shuffle_lib import cli
+    seen = 0
+    for where, text in _option_helps(cli._parser()):
+        seen += 1
+        assert text.strip(), f"{where} has no help text"
+        assert "(default )" not in text, where
+        assert text.count("default") <= 1, f"{where} names its default twice: {text}"
+    assert seen > 100
+    for name in sl.mechanism_names():           # a default that means "not given" is not shown
+        for p in sl.mechanism(name).params:
+            if p.placeholder:
+                assert "(default" not in cli._help(p), (name, p.name)
+
+
+def test_parameter_line_is_name_value_pairs(cli):
+    r = cli("delta", "randomizer", "--n", "100", "--family", "krr", "--k", "3", "--eps0", "1", "--eps", "0.5")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "randomizer n=100 family=krr k=3 eps0=1 compositions=1"
+    r = cli("delta", "ldp-shuffle", "--n", "1e4", "--eps0", "2", "--eps", "0.5")
+    assert r.stdout.splitlines()[0] == "ldp-shuffle n=10000 eps0=2 pair=fmt21 compositions=1"
+
+
+def test_csv_has_a_header_and_one_row_per_target(cli, cli_json):
+    args = ["delta", "rr", "--eps0", "1", "--eps", "0.2", "0.5", "1", "--compositions", "3"]
+    r = cli(*args, "--csv")
+    assert r.returncode == 0, r.stderr
+    rows = [line.split(",") for line in r.stdout.strip().splitlines()]
+    assert rows[0] == ["eps", "delta_lower", "delta_upper"] and len(rows) == 4
+    js = cli_json(*args)["results"]
+    assert [[float(x) for x in row] for row in rows[1:]] == [[j["eps"], j["delta_lower"], j["delta_upper"]] for j in js]
+
+
+def test_rdp_of_k_rounds_is_k_times_one(cli_json):
+    one = cli_json("rdp", "rr", "--eps0", "0.7", "--order", "2", "5")
+    many = cli_json("rdp", "rr", "--eps0", "0.7", "--order", "2", "5", "--compositions", "7")
+    assert "compositions" not in one and many["compositions"] == 7
+    for a, b in zip(one["results"], many["results"]):
+        assert b["rdp_lower"] == 7 * a["rdp_lower"] and b["rdp_upper"] == 7 * a["rdp_upper"]
+    eps0 = 0.7
+    p = 1 / (1 + np.exp(-eps0))
+    exact2 = 7 * np.log(p ** 2 / (1 - p) + (1 - p) ** 2 / p)        # 7 D_2 of binary RR
+    assert many["results"][0]["rdp_lower"] <= exact2 * (1 + 1e-12) and exact2 <= many["results"][0]["rdp_upper"] * (1 + 1e-12)
+
+
+def test_an_infinite_eps0_says_which_entry(tmp_path, cli):
+    f = tmp_path / "m.json"
+    f.write_text(json.dumps({"matrix": [[0.5, 0.3, 0.2, 0.0], [0.1, 0.2, 0.3, 0.4]]}))
+    r = cli("epsilon", "randomizer", "--matrix", str(f), "--n", "100", "--delta", "1e-6")
+    assert r.returncode == 0, r.stderr
+    assert "row 1 has a zero in column 4 where row 2 has mass 0.4, so no finite eps0 holds" in r.stdout
+
+
+def test_messages_show_numbers_not_numpy_reprs():
+    from shuffle_lib import cli
+    msg = cli.user_words("eps0 must lie in (0, 30], got eps0=np.float64(31.5) and np.int64(3).", ["delta", "rr"])
+    assert msg == "--eps0 must lie in (0, 30], got --eps0=31.5 and 3."

@@ -79,6 +79,7 @@ def assert_refused(argv, option):
     assert status == 2, (argv, status, err)
     assert out == "" and len(lines) == 1 and lines[0].startswith("error: "), (argv, err)
     assert names_option(lines[0], option), (argv, option, lines[0])
+    assert not re.search(r"\bnp\.\w+\(", lines[0]), (argv, lines[0])      # numbers, not numpy reprs
     assert not caught, (argv, caught)
 
 
@@ -171,9 +172,11 @@ def test_rdp_order_and_calibrate_refuse_bad_values(mech, tmp_path):
     for p in m.params:
         if p.more_private is None:
             continue
-        fixed = [x for k, val in m.example.items() if k != p.name for x in (m.param(k).option, str(val))]
+        spellings = {x.name for x in cli._related(m, p)}        # k-RR's --eps0 is also --gamma
+        fixed = [x for k, val in m.example.items() if k not in spellings for x in (m.param(k).option, str(val))]
         base = ["calibrate", mech, *fixed, "--eps", "1", "--delta", "1e-6", "--solve", p.name]
-        assert_refused(base + [p.option, str(m.example[p.name])], p.option)   # the solved one given a value
+        given = str(m.example.get(p.name, 1))
+        assert_refused(base + [p.option, given], p.option)   # the solved one given a value
         for option, bad in (("--eps", "nan"), ("--eps", "-1"), ("--delta", "0"), ("--delta", "abc"),
                             ("--compositions", "0"), ("--accuracy", "2")):
             assert_refused(with_value(base, option, bad), option)
@@ -308,3 +311,18 @@ def test_real_processes_show_one_line_and_no_warning(tmp_path):
         assert "Traceback" not in r.stderr and "Warning" not in r.stderr and option in r.stderr, r.stderr
     r = cli_process("delta", "ldp-shuffle", "--n", "100", "--eps0", "1", "--eps", "0.5", "--compositions", "2")
     assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+@pytest.mark.parametrize("argv, options", [
+    (["delta", "krr-strong", "--n", "50", "--gamma", "0.5", "--eps0", "1", "--k", "3", "--eps", "1"],
+     ["--gamma", "--eps0"]),
+    (["delta", "krr-weak", "--n", "50", "--k", "3", "--eps", "1"], ["--gamma", "--eps0"]),
+    (["calibrate", "krr-strong", "--n", "50", "--gamma", "0.5", "--k", "3", "--eps", "1", "--delta", "1e-3",
+      "--solve", "eps0"], ["--gamma", "--eps0"]),
+    (["calibrate", "krr-strong", "--k", "3", "--eps", "1", "--delta", "1e-3", "--solve", "n"],
+     ["--gamma", "--eps0"]),
+])
+def test_gamma_and_eps0_are_one_setting(argv, options):
+    """k-RR takes --gamma or --eps0: both, or neither, is one line naming both."""
+    for option in options:
+        assert_refused(argv, option)

@@ -39,7 +39,14 @@ class Param:
     setting that ``calibrate`` may solve for: ``"up"`` if larger values are more private (n,
     gamma), ``"down"`` if smaller ones are (eps0).  ``parse`` converts command-line text when
     the value is not a plain number (e.g. bitflip's ``--m worst``).  ``default`` ``None`` means
-    required.
+    required, unless another parameter ``derives`` this one.  ``placeholder`` marks a default that
+    means "not given" (``--k 0`` of a randomiser with no k): the help shows no default and the
+    parameter line leaves it out.
+
+    ``derives`` and ``convert`` make the parameter an alternative spelling of another: given
+    instead of the parameter named ``derives``, ``convert(value, others)`` computes that one from
+    it and the other (checked) values, e.g. k-RR's ``--eps0`` for ``--gamma``.  Giving both is an
+    error; the build receives the derived parameter only.
     """
 
     name: str
@@ -53,6 +60,13 @@ class Param:
     default: Any = None
     more_private: Direction | None = None
     parse: Callable[[str], Any] | None = None
+    placeholder: bool = False
+    derives: str | None = None
+    convert: Callable[[Any, dict], Any] | None = None
+
+    def __post_init__(self):
+        if (self.derives is None) != (self.convert is None):
+            raise ValueError(f"parameter {self.name}: derives and convert go together.")
 
     @property
     def option(self) -> str:
@@ -111,18 +125,48 @@ class Mechanism:
         """The parameters ``calibrate`` may solve for."""
         return tuple(p.name for p in self.params if p.more_private is not None)
 
+    @property
+    def build_params(self) -> tuple[Param, ...]:
+        """The parameters the build receives: all but the alternative spellings."""
+        return tuple(p for p in self.params if p.derives is None)
+
+    def alternatives(self, name: str) -> tuple[Param, ...]:
+        """The parameters that are alternative spellings of ``name``."""
+        return tuple(p for p in self.params if p.derives == name)
+
+    def given_alternatives(self, values: dict) -> dict:
+        """The alternative spellings among ``values`` that are given (not None), checked."""
+        return {p.name: p.check(values[p.name]) for p in self.params
+                if p.derives is not None and values.get(p.name) is not None}
+
     def checked(self, values: dict) -> dict:
-        """Every declared parameter validated (defaults filled in), in declaration order."""
-        out = {}
-        for p in self.params:
-            value = values.get(p.name, p.default)
-            if value is None:
-                raise ValueError(f"mechanism {self.name} needs {p.option}.")
-            out[p.name] = p.check(value)
+        """Every build parameter validated (defaults filled in, alternatives converted), in
+        declaration order."""
         unknown = set(values) - {p.name for p in self.params}
         if unknown:
             raise ValueError(f"mechanism {self.name} has no parameter {sorted(unknown)[0]!r}.")
-        return out
+        given = self.given_alternatives(values)
+        derived = {}
+        for name in given:
+            target = self.param(self.param(name).derives or "")
+            if values.get(target.name) is not None or target.name in derived:
+                raise ValueError(f"give {target.option} or {self.param(name).option}, not both.")
+            derived[target.name] = name
+        out = {}
+        for p in self.build_params:
+            if p.name in derived:
+                continue
+            value = values.get(p.name, p.default)
+            if value is None:
+                alts = " or ".join(a.option for a in self.alternatives(p.name))
+                raise ValueError(f"mechanism {self.name} needs {p.option}"
+                                 + (f" (or {alts})." if alts else "."))
+            out[p.name] = p.check(value)
+        for target_name, name in derived.items():
+            alt = self.param(name)
+            assert alt.convert is not None     # checked at construction
+            out[target_name] = self.param(target_name).check(alt.convert(given[name], out))
+        return {p.name: out[p.name] for p in self.build_params}
 
     def model(self, values: dict, compositions: int = 1,
               accuracy: float = DEFAULT_ACCURACY) -> tuple[dict, Model]:
@@ -138,7 +182,7 @@ class Mechanism:
         if "accuracy" in self.uses:
             extra["accuracy"] = accuracy
         model = self.build(**params, **extra)
-        return dict(params, **model.info), model
+        return dict(params, **self.given_alternatives(values), **model.info), model
 
     def evaluate(self, verb: Verb, targets: ArrayLike, values: dict, compositions: int = 1,
                  accuracy: float = DEFAULT_ACCURACY) -> tuple[dict, list[Bracket]]:

@@ -169,7 +169,8 @@ def _declare(adversary: Adversary, source: str) -> Mechanism:
     return register(
         Mechanism(
             name=f"krr-{adversary}",
-            summary=f"shuffled k-RR, {adversary} adversary A_{adversary[0]} (--n --gamma --k)",
+            summary=f"shuffled k-RR, {adversary} adversary A_{adversary[0]} "
+                    "(--n --gamma|--eps0 --k)",
             source=source,
             params=(
                 Param(
@@ -190,6 +191,18 @@ def _declare(adversary: Adversary, source: str) -> Mechanism:
                     more_private="up",
                 ),
                 Param("k", int, "domain size, >= 2", lo=2, hi=10**6),
+                Param(
+                    "eps0",
+                    float,
+                    "LDP parameter of k-RR, in (0, 30], instead of --gamma: "
+                    "gamma = k / (e^eps0 + k - 1)",
+                    lo=0.0,
+                    hi=30.0,
+                    lo_open=True,
+                    more_private="down",
+                    derives="gamma",
+                    convert=lambda eps0, values: gamma_from_eps0(eps0, values["k"]),
+                ),
             ),
             build=lambda n, gamma, k, compositions=1: krr_route(
                 adversary, n, gamma, k, compositions

@@ -49,11 +49,13 @@ from shuffle_lib.mechanisms.randomizer.decompose import (
     matrix_decompositions,
     matrix_eps0,
     olh_g,
+    why_eps0_infinite,
 )
 from shuffle_lib.mechanisms.randomizer.noise import NOISES
 from shuffle_lib.mechanisms.randomizer.noise_compose import noise_model
 
 EXACT_2D_MAX = 1_000_000   # an asymmetric view is enumerated on (#T0, #T1) up to this many atoms
+SCALE_RANGE = (1e-2, 1e3)   # the noise scales calibrate searches (--solve scale)
 VIEW_TAIL = 1e-30          # binomial tails a 1-d view leaves out (only lowers the lower end)
 
 
@@ -416,6 +418,9 @@ def randomizer_model(
          "views": [w.label for w in x.views]} for x in decs]}
     if family in ("olh",):
         info["g"] = olh_g(eps0)
+    if not math.isfinite(e0) and matrix is not None:
+        info["eps0_infinite"] = why_eps0_infinite(
+            load_matrix(matrix) if isinstance(matrix, str) else matrix)
     if not decs:          # every pair of rows equal: the output does not depend on the input
         info["route"] = "constant randomiser"
         return Model.of(Method.constant(0.0, 0.0, K), info)
@@ -508,6 +513,32 @@ def _build(n, family, matrix, k, d, eps0, noise="none", scale=0.0, compositions=
     return randomizer_model(n, family, matrix or None, k, d, eps0, compositions, accuracy)
 
 
+def _calibration_range(name: str, fixed: dict) -> tuple[float, float] | None:
+    """The range ``calibrate`` searches for eps0 (a named family) or scale (a numeric randomiser);
+    a clear refusal where the setting does not apply.
+
+    k-RR, SUE, BLH and HR at a smaller eps0 are each a post-processing of themselves at a larger
+    one (mixing with the uniform report, or flipping each bit once more), applied to every report
+    alike, so their shuffled privacy is monotone in eps0; OUE's and OLH's are not by that argument
+    (OUE keeps the true bit at 1/2, OLH's hash range g changes with eps0), and their upper ends
+    were checked monotone on a grid (n = 200, eps0 in [0.5, 4], K = 1 and 3) instead.  The
+    returned value is certified either way: each is a full query.  A larger noise scale is a
+    post-processing (add independent noise), so privacy is monotone in the scale."""
+    noise, family = fixed.get("noise") or "none", fixed.get("family") or "matrix"
+    if name == "eps0":
+        if noise != "none":
+            raise ValueError("--solve eps0: a --noise randomiser has no eps0; solve for --scale.")
+        if family == "matrix":
+            raise ValueError("--solve eps0 needs --family (" + "|".join(FAMILIES) + "): "
+                             "a --matrix randomiser fixes its own eps0.")
+        return 1e-6, 30.0
+    if name == "scale":
+        if noise == "none":
+            raise ValueError("--solve scale needs --noise (" + "|".join(NOISES) + ").")
+        return SCALE_RANGE
+    return None
+
+
 register(
     Mechanism(
         name="randomizer",
@@ -528,9 +559,11 @@ register(
             Param(
                 "family",
                 str,
-                "a named randomiser, or 'matrix' for --matrix",
+                "a named randomiser (with --eps0 and --k or --d), or 'matrix' for --matrix "
+                "(the default)",
                 choices=("matrix",) + FAMILIES,
                 default="matrix",
+                placeholder=True,
             ),
             Param(
                 "matrix",
@@ -540,26 +573,33 @@ register(
                 f"{MAX_INPUTS} rows, "
                 f"{MAX_ENTRIES} entries)",
                 default="",
+                placeholder=True,
             ),
-            Param("k", int, "k-RR: number of values (>= 2)", lo=0, hi=10**9, default=0),
-            Param("d", int, "sue/oue/olh/blh/hr: domain size (>= 3)", lo=0, hi=10**9, default=0),
+            Param("k", int, "--family krr: number of values (>= 2)", lo=0, hi=10**9, default=0,
+                  placeholder=True),
+            Param("d", int, "--family sue/oue/olh/blh/hr: domain size (>= 3)", lo=0, hi=10**9,
+                  default=0, placeholder=True),
             Param(
                 "eps0",
                 float,
-                "the family's LDP parameter, in (0, 30]",
+                "--family: the randomiser's LDP parameter, in (0, 30]",
                 lo=0.0,
                 hi=30.0,
                 default=0.0,
+                placeholder=True,
+                more_private="down",
             ),
             Param("noise", str,
-                  "a numeric randomiser x + noise on inputs in [0, 1] (sensitivity 1)",
-                  choices=("none",) + NOISES, default="none"),
+                  "a numeric randomiser x + noise on inputs in [0, 1] (sensitivity 1), with "
+                  "--scale",
+                  choices=("none",) + NOISES, default="none", placeholder=True),
             Param("scale", float, "--noise: the Gaussian's standard deviation / the Laplace b",
-                  lo=0.0, hi=1e6, default=0.0),
+                  lo=0.0, hi=1e6, default=0.0, placeholder=True, more_private="up"),
         ),
         build=_build,
         uses=("compositions", "accuracy"),
         rdp=lambda params, orders: randomizer_rdp(params, orders),
+        calibration_range=_calibration_range,
         example={"n": 100, "family": "krr", "k": 3, "eps0": 1.0},
     )
 )

@@ -179,6 +179,21 @@ def matrix_eps0(R: Sequence[Sequence[float]] | np.ndarray) -> float:
     return float(np.max(np.log(hi[used]) - np.log(lo[used])))
 
 
+def why_eps0_infinite(R: Sequence[Sequence[float]] | np.ndarray) -> str | None:
+    """Why a matrix has no finite LDP parameter, in the user's terms (rows and columns counted
+    from 1, as in the file), or None when eps0 is finite: the first output (column) with
+    probability 0 under one input (row) and > 0 under another."""
+    R = check_matrix(R, "R")
+    hi, lo = R.max(axis=0), R.min(axis=0)
+    bad = np.nonzero((lo == 0) & (hi > 0))[0]
+    if bad.size == 0:
+        return None
+    j = int(bad[0])
+    zero, mass = int(np.argmin(R[:, j])), int(np.argmax(R[:, j]))
+    return (f"row {zero + 1} has a zero in column {j + 1} where row {mass + 1} has mass "
+            f"{float(R[mass, j]):.6g}, so no finite eps0 holds")
+
+
 def _ratio_sets(ratio: np.ndarray, sel: np.ndarray, top: float) -> np.ndarray:
     """The outputs of ``sel`` where ``ratio`` is within a relative 1e-9 of its minimum ``top``."""
     return sel & (ratio <= top * (1 + 1e-9))
