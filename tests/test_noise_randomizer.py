@@ -367,3 +367,55 @@ def test_others_at_zero_is_the_least_private_crowd():
 
     d = [P.others_at_delta("laplace", 50, 0.3, c, scale=1.0, step=0.1) for c in (0.0, 0.25, 0.5)]
     assert d[0] > d[1] > d[2] > 0
+
+
+def _count_delta_oracle(dist, n, eps, t):
+    """The count view's delta by mpmath at 40 digits, exact Binomial sums (no window): the number
+    of reports above t under (x, 0, ..., 0), x = 1 against x = 0, both directions."""
+    import mpmath as mp
+
+    mp.mp.dps = 40
+    if dist.dist.name == "norm":
+        qs = [1 - mp.ncdf(mp.mpf(t) - x, 0, dist.std()) for x in (0, 1)]
+    else:
+        b = mp.mpf(float(dist.std()) / math.sqrt(2))
+        qs = [mp.exp(-(mp.mpf(t) - x) / b) / 2 if t >= x else 1 - mp.exp((mp.mpf(t) - x) / b) / 2
+              for x in (0, 1)]
+    q0 = qs[0]
+    B = [mp.binomial(n - 1, k) * q0**k * (1 - q0) ** (n - 1 - k) for k in range(n)] + [0]
+    laws = [[B[k] * (1 - qx) + (B[k - 1] * qx if k else 0) for k in range(n + 1)] for qx in qs]
+    e = mp.exp(eps)
+    d10 = mp.fsum(max(a - e * b, 0) for a, b in zip(laws[1], laws[0]))
+    d01 = mp.fsum(max(b - e * a, 0) for a, b in zip(laws[1], laws[0]))
+    return float(max(d10, d01))
+
+
+@pytest.mark.parametrize("noise,n,eps", [("gaussian", 1, 0.2), ("gaussian", 40, 0.1),
+                                         ("laplace", 7, 0.3), ("laplace", 300, 0.05)])
+def test_count_view_delta_against_exact_binomial_sums(noise, n, eps):
+    """count_delta is the count view's exact delta lowered by its stated charges: <= the 40-digit
+    oracle, and within 1e-9 of it (the charges are (1 + e^eps)(1e-12 + n 1e-13 q))."""
+    nz = N.noise_law(noise, 1.0)
+    for q in (0.5, 0.05, 1e-3):
+        got = N.count_delta(nz, n, eps, q)
+        exact = _count_delta_oracle(nz.dist, n, eps, float(nz.dist.isf(q)))
+        assert got <= exact and got >= exact - 1e-9
+
+
+def test_lower_end_below_the_two_user_quadrature():
+    """Every view of the lower end, at n = 2, is <= the exact delta of the dataset (x, 0)."""
+    for noise, eps in (("gaussian", 0.1), ("laplace", 0.5)):
+        dist = stats.norm(0, 1.0) if noise == "gaussian" else stats.laplace(0, 1.0)
+        exact = _two_user_delta(dist, eps, 0.0)
+        assert N.lower_delta(noise, 2, eps, scale=1.0) <= exact * (1 + 1e-3)
+        nz = N.noise_law(noise, 1.0)
+        assert max(N.count_delta(nz, 2, eps, q) for q in N.COUNT_TAILS) <= exact * (1 + 1e-3)
+
+
+@pytest.mark.parametrize("noise,eps", [("gaussian", 0.0025), ("laplace", 0.002)])
+def test_lower_end_positive_at_a_million_users(noise, eps):
+    """At n = 1e6 the lattice view's round-off bound exceeds 1e-6; the count view (and the
+    Gaussian sum) keep the lower end positive, below the certified upper end."""
+    lo = N.lower_delta(noise, 10**6, eps, scale=1.0)
+    assert N.view_delta(noise, 10**6, eps, scale=1.0) < lo
+    assert 1e-6 < lo <= N.upper_delta(noise, 10**6, eps, scale=1.0)

@@ -50,7 +50,7 @@ from shuffle_lib.mechanisms.randomizer.decompose import (
     matrix_eps0,
     olh_g,
 )
-from shuffle_lib.mechanisms.randomizer.noise import NOISES
+from shuffle_lib.mechanisms.randomizer.noise import NOISES, PMF_RTOL
 from shuffle_lib.mechanisms.randomizer.noise_compose import noise_model
 
 EXACT_2D_MAX = 1_000_000   # an asymmetric view is enumerated on (#T0, #T1) up to this many atoms
@@ -288,7 +288,6 @@ def _view_plds_exact(view: View, n: int) -> tuple[PLD, ...]:
     )
 
 
-PMF_RTOL = 1e-12   # relative error allowed for a computed PMF atom and its loss (binom.pmf, log)
 
 
 def certified_lower(pld: PLD, eps: float) -> float:
