@@ -525,7 +525,7 @@ def count_delta(nz: Noise, n: int, eps: float, q: float) -> float:
     qs = [float(nz.tail(np.array(t), x)) for x in (0.0, 1.0)]
     q0 = qs[0]
     lo, hi = binom_window(n - 1, q0, COUNT_WINDOW)
-    k = np.arange(lo, hi + 2)
+    k = np.arange(int(lo), int(hi) + 2)
     B = binom.pmf(k, n - 1, q0)
     Bm = binom.pmf(k - 1, n - 1, q0)
     laws = [B * (1.0 - qx) + Bm * qx for qx in qs]
