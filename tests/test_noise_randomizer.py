@@ -435,3 +435,69 @@ def test_crowd_at_zero_estimate_against_the_quadratures():
         est = NP.crowd_at_zero_delta(noise, n, eps, scale=1.0)
         br = N.delta_bracket(noise, n, eps, scale=1.0)
         assert br.lower <= est <= br.upper and br.lower > 0.5 * est
+
+
+def _discrete_gaussian(sigma=1.0, half=60):
+    k = np.arange(-half, half + 1)
+    p = np.exp(-(k**2) / (2 * sigma**2))
+    return stats.rv_discrete(values=(k, p / p.sum()))
+
+
+def _two_user_discrete_delta(dist, eps):
+    """Exact delta of the two-user multiset {x + Z1, z + Z2}, integer noise, by enumeration over
+    pairs of integers (the multiset: i <= j), worst over z in {0, 1}, both directions."""
+    ks = np.arange(-90, 92)
+    best = 0.0
+    for z in (0, 1):
+        r = {x: dist.pmf(ks - x) for x in (0, 1)}
+        laws = []
+        for x in (1, 0):
+            a = np.outer(r[x], r[z])
+            a = a + a.T  # ordered pairs (i, j) and (j, i) give the same multiset
+            laws.append(np.triu(a, 1) + np.diag(np.diag(a)) / 2)
+        e = math.exp(eps)
+        best = max(best, np.maximum(laws[0] - e * laws[1], 0).sum(),
+                   np.maximum(laws[1] - e * laws[0], 0).sum())
+    return best
+
+
+@pytest.mark.parametrize("which", ["dlaplace", "discrete gaussian"])
+def test_discrete_noise_two_users_exact_inside_bracket(which):
+    from shuffle_lib.mechanisms.randomizer import noise_discrete as D
+
+    dist = stats.dlaplace(1.0) if which == "dlaplace" else _discrete_gaussian()
+    for eps in (0.1, 0.5):
+        exact = _two_user_discrete_delta(dist, eps)
+        br = D.delta_bracket(dist, 2, [eps])[0]
+        assert br.lower <= exact <= br.upper
+        assert br.lower > 0.5 * exact
+
+
+def test_discrete_noise_against_the_matrix_route(tmp_path, cli_json):
+    """The lumped randomiser written as a --matrix file: the CLI's finite route gives the same
+    lower end (up to eq. (2)'s movement) and an upper end no smaller than ours minus the tail
+    charge (ours is the smaller of two routes); at n = 1e4 the discrete Gaussian's upper end is
+    the blanket sum's, within 1 % of the continuous Gaussian's (the same blanket, sigma = 1)."""
+    from shuffle_lib.mechanisms.randomizer import noise_discrete as D
+
+    n, eps = 100, 0.3
+    for dist in (stats.dlaplace(1.0), _discrete_gaussian()):
+        M, tail = D.discrete_matrix(dist, n)
+        f = tmp_path / "m.json"
+        f.write_text(json.dumps({"matrix": M.tolist()}))
+        out = cli_json("delta", "randomizer", "--matrix", str(f), "--n", str(n), "--eps", str(eps))
+        row = out["results"][0]
+        br = D.delta_bracket(dist, n, [eps])[0]
+        assert br.lower == pytest.approx(row["delta_lower"], rel=1e-6)
+        assert br.upper <= row["delta_upper"] * (1 + 1e-6) + tail + 1e-12
+    dg = D.delta_bracket(_discrete_gaussian(), 10**4, [0.05])[0].upper
+    assert dg == pytest.approx(N.upper_delta("gaussian", 10**4, 0.05, scale=1.0), rel=1e-2)
+
+
+def test_discrete_noise_rejects_what_it_cannot_take():
+    from shuffle_lib.mechanisms.randomizer import noise_discrete as D
+
+    with pytest.raises(ValueError, match="noise"):
+        D.delta_bracket(stats.dlaplace, 10, [0.5])  # needs its shape parameter a
+    with pytest.raises(ValueError, match="noise"):
+        D.delta_bracket(stats.norm(0, 1), 10, [0.5])  # continuous: the Noise route's

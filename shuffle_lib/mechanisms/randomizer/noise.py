@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +75,7 @@ CDF_RTOL = 1e-13  # assumed relative error of a scipy cdf/sf value (item 2)
 PMF_RTOL = 1e-12  # assumed relative error of a scipy binom.pmf atom (the finite route uses it too)
 FFT_C = 10.0  # FFT round-off constant, as in shuffle_lib.core.grid
 _U = 2.0**-53
+ULP = _U  # the unit round-off, for the routes built on this module
 MAX_POINTS = 2**23  # the single-user law's grid and the FFT window
 MAX_N = 10**8
 TOP_CHARGE = 1e-13  # the cap T of item 3 is placed where P_1(V > T) is about this
@@ -384,6 +386,18 @@ def _upper_pass(nz: Noise, n: int, eps: float, step: float, top_charge: float) -
             h *= 4.0
     else:
         return 1.0
+    return min(1.0, positive_part_mean(p, k0, n, h, (vals, first, l1, top, exact)) / (n * g)
+               * (1 + 1e-12) + charge)
+
+
+def positive_part_mean(
+    p: np.ndarray, k0: int, n: int, h: float, summed: tuple | None = None
+) -> float:
+    """A certified upper bound on E[(W_1 + ... + W_n)_+] for W_j i.i.d. on the lattice (k0 + i) h
+    with pmf p (items 4 and 5): the sum's law on an FFT window (``summed``: the output of
+    :func:`sum_on_window` if already computed), its l1 round-off times the window's largest
+    s_+, and the Chernoff bound on the mass above the window."""
+    vals, first, l1, top, exact = summed if summed is not None else sum_on_window(p, k0, n)
     j = first + np.arange(vals.size)
     pos = np.maximum(j, 0) * h
     est = float(np.dot(pos, np.maximum(vals, 0.0))) + l1 * float(pos.max(initial=0.0))
@@ -395,7 +409,7 @@ def _upper_pass(nz: Noise, n: int, eps: float, step: float, top_charge: float) -
             lb = -theta * top + n * _log_mgf(logp, kk, 2 * theta) - 1.0 - math.log(theta)
             best = min(best, lb)
         est += math.exp(min(best, 700.0)) * h
-    return min(1.0, est / (n * g) * (1 + 1e-12) + charge)
+    return est
 
 
 # ---- the lower end: the exact delta of one view of the dataset (x, 0, ..., 0) ----
@@ -521,6 +535,10 @@ def count_delta(nz: Noise, n: int, eps: float, q: float) -> float:
     TV(Bin(m, q), Bin(m, q')) <= m |q - q'| (a coupling), so each law moves by at most
     n CDF_RTOL q_max in total variation, charged (1 + e^eps) times.
     """
+    v.instance("nz", nz, Noise)
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    eps = v.real("eps", eps, 0.0, 700.0)
+    q = v.real("q", q, 0.0, 1.0, lo_open=True, hi_open=True)
     t = float(nz.dist.isf(q))
     qs = [float(nz.tail(np.array(t), x)) for x in (0.0, 1.0)]
     q0 = qs[0]
@@ -540,6 +558,8 @@ def gauss_sum_delta(mu: float, eps: float) -> float:
     """delta(eps) of N(mu, 1) against N(0, 1) (Balle & Wang 2018, "Improving the Gaussian
     mechanism", Thm 8: Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)), in log space and lowered
     by its round-off: a certified lower end wherever that pair is a post-processing."""
+    mu = v.real("mu", mu, 0.0, 1e6, lo_open=True)
+    eps = v.real("eps", eps, 0.0, 700.0)
     a = stats.norm.logcdf(mu / 2 - eps / mu)
     b = eps + stats.norm.logcdf(-mu / 2 - eps / mu)
     if b >= a:
@@ -577,7 +597,9 @@ SEARCH_STEP = (
 )
 
 
-def _search(f, delta: float, want_above: bool, floor: float = 0.0) -> float:
+def eps_search(
+    f: Callable[[float], float], delta: float, want_above: bool, floor: float = 0.0
+) -> float:
     """For a non-increasing-in-trend f: the largest eps with f(eps) > delta found (``want_above``,
     the lower end), else the smallest eps with f(eps) <= delta found (the upper end); regula falsi
     on log f (Illinois) between ends whose values are on both sides, at most 40 evaluations.
@@ -628,7 +650,7 @@ def upper_epsilon(
     n = v.integer("n", n, lo=1, hi=MAX_N)
     delta = v.real("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
     floor = v.real("floor", floor, 0.0, 700.0)
-    return _search(
+    return eps_search(
         lambda e: upper_delta(nz, n, e, step=SEARCH_STEP), delta, want_above=False, floor=floor
     )
 
@@ -639,7 +661,7 @@ def view_epsilon(noise: str | Noise, n: int, delta: float, scale: float | None =
     nz = noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=MAX_N)
     delta = v.real("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
-    return _search(lambda e: lower_delta(nz, n, e), delta, want_above=True)
+    return eps_search(lambda e: lower_delta(nz, n, e), delta, want_above=True)
 
 
 def delta_bracket(noise: str | Noise, n: int, eps: float, scale: float | None = None) -> Bracket:
