@@ -285,8 +285,8 @@ def noise_model(
     info = {
         "noise": nz.name,
         "gamma": nz.gamma,
-        "route": "blanket sum by FFT (upper), exact delta of a lattice view of (x, 0, ..., 0) "
-        "(lower)"
+        "route": "blanket sum by FFT (upper), exact delta of post-processed views of "
+        "(x, 0, ..., 0) (lower)"
         + ("" if K == 1 else "; rounds composed from a dominating PLD of the certified profile"),
     }
     if K == 1:
