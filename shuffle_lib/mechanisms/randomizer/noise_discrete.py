@@ -32,8 +32,9 @@ and is loose when it is unbounded (the discrete Gaussian); the blanket sum keeps
 **Error budget.**  The matrix handed to the routes is computed: each pmf (and tail) value is
 taken to carry a relative error <= ``PMF_RTOL`` (the finite route's assumption about scipy), so
 after normalising each true entry lies within a factor 1 -+ r of the computed one, r =
-2 PMF_RTOL.  Each of the K n reports' laws then changes by at most that factor, so for every
-set S, (1 - r)^{Kn} P~(S) <= P(S) <= (1 + r)^{Kn} P~(S), and with s = K n log((1 + r)/(1 - r)):
+2 PMF_RTOL (1 + 1e-3) + 1e-15 (the ratio (1 + t)/(1 - t) and the division's rounding).
+Each of the K n reports' laws then changes by at most that factor, so for every set S,
+(1 - r)^{Kn} P~(S) <= P(S) <= (1 + r)^{Kn} P~(S), and with s = K n log((1 + r)/(1 - r)):
 
     delta(eps) <= (1 + r)^{Kn} delta~(eps - s),   delta(eps) >= (1 - r)^{Kn} delta~(eps + s)  (2)
 
@@ -165,19 +166,35 @@ def blanket_delta(matrix: Any, n: int, eps: float, step: float = N.STEP) -> floa
         big = max(float(np.max(np.abs(V - mean))), 1e-300)  # scaled: no overflow at large eps
         h = step * big * math.sqrt(max(float(np.dot(w, ((V - mean) / big) ** 2)), 1e-48))
         h *= min(1.0, math.sqrt(n / 16.0))
-        k = np.floor(V / h)
-        frac, k0 = V / h - k, int(k.min())
-        idx = (k - k0).astype(np.int64)
-        p = np.bincount(idx, weights=w * (1 - frac), minlength=int(idx.max()) + 2)
-        p += np.bincount(idx + 1, weights=w * frac, minlength=p.size)
-        est = N.positive_part_mean(p / max(1.0, float(p.sum())), k0, n, h)
+        for _ in range(N.COARSER + 1):  # a window too large for memory: a 4x coarser lattice
+            try:
+                est = _lattice_mean(V, w, n, h)
+                break
+            except ValueError:
+                h *= 4.0
+        else:
+            return 1.0
         best = max(best, est / (n * g) * (1 + 1e-12) + float(M[a][~keep].sum()) + charge)
     return min(1.0, best)
 
 
+def _lattice_mean(V: np.ndarray, w: np.ndarray, n: int, h: float) -> float:
+    """E[(W_1 + ... + W_n)_+] bounded above, W = V with probability w: each atom split between
+    its two lattice neighbours keeping its mean (Jensen: free), then the n-fold sum's bound."""
+    k = np.floor(V / h)
+    frac, k0 = V / h - k, int(k.min())
+    idx = (k - k0).astype(np.int64)
+    size = int(idx.max()) + 2
+    if size > N.MAX_POINTS:
+        raise ValueError(f"the lattice needs {size} points (over {N.MAX_POINTS}).")
+    p = np.bincount(idx, weights=w * (1 - frac), minlength=size)
+    p += np.bincount(idx + 1, weights=w * frac, minlength=p.size)
+    return N.positive_part_mean(p / max(1.0, float(p.sum())), k0, n, h)
+
+
 def _moved(n: int, K: int) -> tuple[float, float, float]:
     """(1 + r)^{Kn}, (1 - r)^{Kn} and the eps shift s of eq. (2)."""
-    r, m = 2 * PMF_RTOL, K * n
+    r, m = 2 * PMF_RTOL * (1 + 1e-3) + 1e-15, K * n  # (1 + t)/(1 - t) - 1 for t = PMF_RTOL
     return math.exp(m * math.log1p(r)), math.exp(m * math.log1p(-r)), m * (
         math.log1p(r) - math.log1p(-r)) * (1 + 1e-9)
 
@@ -201,7 +218,8 @@ def delta_bracket(
     out = []
     for e in eps:
         low = R.delta_bracket(n, [float(e) + shift], K, matrix=M)[0].lower * lo_f
-        up = min(1.0, up_f * _upper(M, n, K, max(0.0, float(e) - shift)) + tail)
+        eu = float(e) - shift  # below 0: delta~(eu) <= delta~(0) + (1 - e^eu) <= delta~(0) - eu
+        up = min(1.0, up_f * (_upper(M, n, K, max(0.0, eu)) + max(0.0, -eu)) + tail)
         out.append(Bracket(min(low, up), up))
     return out
 
