@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import stats
 
 from shuffle_lib import accountant as acc
 from shuffle_lib import mechanisms
@@ -104,6 +105,7 @@ X = np.array([[1.0, 0.5], [0.2, -0.3], [-1.0, 0.1], [0.3, 0.3]])
 Y = np.array([0, 1, 0, 1])
 THETA = np.zeros((2, 2))
 NZ = noise_.noise_law("laplace", 1.0)   # the numeric randomisers: Laplace is the fast one (n = 3)
+DLAP = stats.dlaplace(1.0)               # an integer noise (the two-sided geometric)
 
 # ---- specimens ----------------------------------------------------------------------------------
 
@@ -300,11 +302,18 @@ _add("mechanisms.randomizer.noise",
      noise_law=dict(noise="laplace", scale=1.0), **{"Noise.gamma": dict(self=NZ)},
      upper_delta=dict(noise="laplace", n=3, eps=0.5, scale=1.0, step=0.03),
      view_delta=dict(noise="laplace", n=3, eps=0.5, scale=1.0, levels=200),
-     upper_epsilon=dict(noise="laplace", n=3, delta=0.1, scale=1.0),
+     upper_epsilon=dict(noise="laplace", n=3, delta=0.1, scale=1.0, floor=0.0),
      view_epsilon=dict(noise="laplace", n=3, delta=0.1, scale=1.0),
      delta_bracket=dict(noise="laplace", n=3, eps=0.5, scale=1.0),
      epsilon_bracket=dict(noise="laplace", n=3, delta=0.1, scale=1.0),
-     view_sums=dict(nz=NZ, n=3, levels=200))
+     view_sums=dict(nz=NZ, n=3, levels=200),
+     count_delta=dict(nz=NZ, n=3, eps=0.5, q=0.05), gauss_sum_delta=dict(mu=0.5, eps=0.5),
+     lower_delta=dict(noise="laplace", n=3, eps=0.5, scale=1.0))
+_add("mechanisms.randomizer.noise_discrete",
+     discrete_matrix=dict(noise=DLAP, n=3, compositions=1),
+     blanket_delta=dict(matrix=[[0.5, 0.3, 0.2], [0.2, 0.3, 0.5]], n=3, eps=0.5, step=0.03),
+     delta_bracket=dict(noise=DLAP, n=3, eps=[0.5], compositions=1),
+     epsilon_bracket=dict(noise=DLAP, n=3, delta=[0.1], compositions=1))
 _add("mechanisms.randomizer.noise_compose",
      envelope_pld=dict(eps=np.array([0.0, 1.0]), u=np.array([0.5, 0.1])),
      profile_plds=dict(noise="laplace", n=3, scale=1.0, points=2), view_plds=dict(nz=NZ, n=3),
@@ -314,7 +323,8 @@ _add("mechanisms.randomizer.noise_compose",
      noise_model=dict(n=3, noise="laplace", scale=1.0, compositions=1))
 _add("mechanisms.randomizer.noise_pairs",
      blanket_pair_delta=dict(noise="laplace", n=3, eps=0.5, x0=0.0, x1=1.0, scale=1.0),
-     others_at_delta=dict(noise="laplace", n=3, eps=0.5, c=0.0, scale=1.0, step=0.1))
+     others_at_delta=dict(noise="laplace", n=3, eps=0.5, c=0.0, scale=1.0, step=0.1),
+     crowd_at_zero_delta=dict(noise="laplace", n=3, eps=0.5, scale=1.0, step=0.05))
 _add("mechanisms.clones.compose",
      clone_model=dict(n=50, eps0=1.0, compositions=1, pair="fmt21", accuracy=1e-3, rounds=None),
      delta_bracket=dict(n=50, eps0=1.0, eps=[0.5], compositions=1, pair="fmt21", accuracy=1e-3, rounds=None),
@@ -410,6 +420,7 @@ ROLES: dict[str, dict[str, str | None]] = {
     "shuffle_lib.mechanisms.mixnet.bitflip_worst.block_search": {"ends": "object", "size": "count",
                                                                   "floor": "nonneg", "max_pairs": "count"},
     "shuffle_lib.core.grid.compose_on_grid": {"lam": "nonneg"},
+    "shuffle_lib.mechanisms.randomizer.noise.upper_epsilon": {"floor": "nonneg"},
     "shuffle_lib.core.renyi.log_divergence": {"lam": "order", "logp": "array", "logq": "array"},
     "shuffle_lib.core.tradeoff.renyi_from_tradeoff": {"lam": "order", "da": "array", "db": "array"},
     "shuffle_lib.core.calibrate.search": {"lo": "real", "hi": "real", "direction": "choice", "name": None},
@@ -494,6 +505,10 @@ NOT_SWEPT = {
     **{f"shuffle_lib.mechanisms.randomizer.noise.Noise.{f}": "the noise's elementwise kernels on arrays "
        "(numpy's semantics: NaN in, NaN out), evaluated on grids their callers built from validated "
        "arguments; the Noise itself is checked when it is made" for f in ("loss", "y_of_loss", "tail", "mass")},
+    "shuffle_lib.mechanisms.randomizer.noise.positive_part_mean": "a building block called only "
+        "with the lattice laws its two callers built (swept through them)",
+    "shuffle_lib.mechanisms.randomizer.noise.eps_search": "the eps search loop: a predicate and a "
+        "target its callers have validated (the callers are swept)",
     "shuffle_lib.mechanisms.randomizer.noise.sum_on_window": "a building block called only with lattice laws "
                                                              "its callers computed from validated arguments "
                                                              "(swept through upper_delta, view_sums, "

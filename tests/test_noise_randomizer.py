@@ -367,3 +367,137 @@ def test_others_at_zero_is_the_least_private_crowd():
 
     d = [P.others_at_delta("laplace", 50, 0.3, c, scale=1.0, step=0.1) for c in (0.0, 0.25, 0.5)]
     assert d[0] > d[1] > d[2] > 0
+
+
+def _count_delta_oracle(dist, n, eps, t):
+    """The count view's delta by mpmath at 40 digits, exact Binomial sums (no window): the number
+    of reports above t under (x, 0, ..., 0), x = 1 against x = 0, both directions."""
+    import mpmath as mp
+
+    mp.mp.dps = 40
+    if dist.dist.name == "norm":
+        qs = [1 - mp.ncdf(mp.mpf(t) - x, 0, dist.std()) for x in (0, 1)]
+    else:
+        b = mp.mpf(float(dist.std()) / math.sqrt(2))
+        qs = [mp.exp(-(mp.mpf(t) - x) / b) / 2 if t >= x else 1 - mp.exp((mp.mpf(t) - x) / b) / 2
+              for x in (0, 1)]
+    q0 = qs[0]
+    B = [mp.binomial(n - 1, k) * q0**k * (1 - q0) ** (n - 1 - k) for k in range(n)] + [0]
+    laws = [[B[k] * (1 - qx) + (B[k - 1] * qx if k else 0) for k in range(n + 1)] for qx in qs]
+    e = mp.exp(eps)
+    d10 = mp.fsum(max(a - e * b, 0) for a, b in zip(laws[1], laws[0]))
+    d01 = mp.fsum(max(b - e * a, 0) for a, b in zip(laws[1], laws[0]))
+    return float(max(d10, d01))
+
+
+@pytest.mark.parametrize("noise,n,eps", [("gaussian", 1, 0.2), ("gaussian", 40, 0.1),
+                                         ("laplace", 7, 0.3), ("laplace", 300, 0.05)])
+def test_count_view_delta_against_exact_binomial_sums(noise, n, eps):
+    """count_delta is the count view's exact delta lowered by its stated charges: <= the 40-digit
+    oracle, and within 1e-9 of it (the charges are (1 + e^eps)(1e-12 + n 1e-13 q))."""
+    nz = N.noise_law(noise, 1.0)
+    for q in (0.5, 0.05, 1e-3):
+        got = N.count_delta(nz, n, eps, q)
+        exact = _count_delta_oracle(nz.dist, n, eps, float(nz.dist.isf(q)))
+        assert got <= exact and got >= exact - 1e-9
+
+
+def test_lower_end_below_the_two_user_quadrature():
+    """Every view of the lower end, at n = 2, is <= the exact delta of the dataset (x, 0)."""
+    for noise, eps in (("gaussian", 0.1), ("laplace", 0.5)):
+        dist = stats.norm(0, 1.0) if noise == "gaussian" else stats.laplace(0, 1.0)
+        exact = _two_user_delta(dist, eps, 0.0)
+        assert N.lower_delta(noise, 2, eps, scale=1.0) <= exact * (1 + 1e-3)
+        nz = N.noise_law(noise, 1.0)
+        assert max(N.count_delta(nz, 2, eps, q) for q in N.COUNT_TAILS) <= exact * (1 + 1e-3)
+
+
+@pytest.mark.parametrize("noise,eps", [("gaussian", 0.0025), ("laplace", 0.002)])
+def test_lower_end_positive_at_a_million_users(noise, eps):
+    """At n = 1e6 the lattice view's round-off bound exceeds 1e-6; the count view (and the
+    Gaussian sum) keep the lower end positive, below the certified upper end."""
+    lo = N.lower_delta(noise, 10**6, eps, scale=1.0)
+    assert N.view_delta(noise, 10**6, eps, scale=1.0) < lo
+    assert 1e-6 < lo <= N.upper_delta(noise, 10**6, eps, scale=1.0)
+
+
+def test_crowd_at_zero_estimate_against_the_quadratures():
+    """The estimate of the datasets' (x, 0, ..., 0) own delta: at n = 2 it matches the 2-d
+    quadrature (within 1 %), and it lies between the certified lower end (a view of the same
+    datasets) and the certified upper end."""
+    from shuffle_lib.mechanisms.randomizer import noise_pairs as NP
+
+    for noise, eps in (("gaussian", 0.1), ("laplace", 0.5)):
+        dist = stats.norm(0, 1.0) if noise == "gaussian" else stats.laplace(0, 1.0)
+        est = NP.crowd_at_zero_delta(noise, 2, eps, scale=1.0)
+        assert est == pytest.approx(_two_user_delta(dist, eps, 0.0), rel=1e-2)
+    for noise, n, eps in (("gaussian", 300, 0.3), ("laplace", 300, 0.15)):
+        est = NP.crowd_at_zero_delta(noise, n, eps, scale=1.0)
+        br = N.delta_bracket(noise, n, eps, scale=1.0)
+        assert br.lower <= est <= br.upper and br.lower > 0.5 * est
+
+
+def _discrete_gaussian(sigma=1.0, half=60):
+    k = np.arange(-half, half + 1)
+    p = np.exp(-(k**2) / (2 * sigma**2))
+    return stats.rv_discrete(values=(k, p / p.sum()))
+
+
+def _two_user_discrete_delta(dist, eps):
+    """Exact delta of the two-user multiset {x + Z1, z + Z2}, integer noise, by enumeration over
+    pairs of integers (the multiset: i <= j), worst over z in {0, 1}, both directions."""
+    ks = np.arange(-90, 92)
+    best = 0.0
+    for z in (0, 1):
+        r = {x: dist.pmf(ks - x) for x in (0, 1)}
+        laws = []
+        for x in (1, 0):
+            a = np.outer(r[x], r[z])
+            a = a + a.T  # ordered pairs (i, j) and (j, i) give the same multiset
+            laws.append(np.triu(a, 1) + np.diag(np.diag(a)) / 2)
+        e = math.exp(eps)
+        best = max(best, np.maximum(laws[0] - e * laws[1], 0).sum(),
+                   np.maximum(laws[1] - e * laws[0], 0).sum())
+    return best
+
+
+@pytest.mark.parametrize("which", ["dlaplace", "discrete gaussian"])
+def test_discrete_noise_two_users_exact_inside_bracket(which):
+    from shuffle_lib.mechanisms.randomizer import noise_discrete as D
+
+    dist = stats.dlaplace(1.0) if which == "dlaplace" else _discrete_gaussian()
+    for eps in (0.1, 0.5):
+        exact = _two_user_discrete_delta(dist, eps)
+        br = D.delta_bracket(dist, 2, [eps])[0]
+        assert br.lower <= exact <= br.upper
+        assert br.lower > 0.5 * exact
+
+
+def test_discrete_noise_against_the_matrix_route(tmp_path, cli_json):
+    """The lumped randomiser written as a --matrix file: the CLI's finite route gives the same
+    lower end (up to eq. (2)'s movement) and an upper end no smaller than ours minus the tail
+    charge (ours is the smaller of two routes); at n = 1e4 the discrete Gaussian's upper end is
+    the blanket sum's, within 1 % of the continuous Gaussian's (the same blanket, sigma = 1)."""
+    from shuffle_lib.mechanisms.randomizer import noise_discrete as D
+
+    n, eps = 100, 0.3
+    for dist in (stats.dlaplace(1.0), _discrete_gaussian()):
+        M, tail = D.discrete_matrix(dist, n)
+        f = tmp_path / "m.json"
+        f.write_text(json.dumps({"matrix": M.tolist()}))
+        out = cli_json("delta", "randomizer", "--matrix", str(f), "--n", str(n), "--eps", str(eps))
+        row = out["results"][0]
+        br = D.delta_bracket(dist, n, [eps])[0]
+        assert br.lower == pytest.approx(row["delta_lower"], rel=1e-6)
+        assert br.upper <= row["delta_upper"] * (1 + 1e-6) + tail + 1e-12
+    dg = D.delta_bracket(_discrete_gaussian(), 10**4, [0.05])[0].upper
+    assert dg == pytest.approx(N.upper_delta("gaussian", 10**4, 0.05, scale=1.0), rel=1e-2)
+
+
+def test_discrete_noise_rejects_what_it_cannot_take():
+    from shuffle_lib.mechanisms.randomizer import noise_discrete as D
+
+    with pytest.raises(ValueError, match="noise"):
+        D.delta_bracket(stats.dlaplace, 10, [0.5])  # needs its shape parameter a
+    with pytest.raises(ValueError, match="noise"):
+        D.delta_bracket(stats.norm(0, 1), 10, [0.5])  # continuous: the Noise route's

@@ -51,7 +51,7 @@ from shuffle_lib.mechanisms.randomizer.decompose import (
     olh_g,
     why_eps0_infinite,
 )
-from shuffle_lib.mechanisms.randomizer.noise import NOISES
+from shuffle_lib.mechanisms.randomizer.noise import NOISES, PMF_RTOL
 from shuffle_lib.mechanisms.randomizer.noise_compose import noise_model
 
 EXACT_2D_MAX = 1_000_000   # an asymmetric view is enumerated on (#T0, #T1) up to this many atoms
@@ -290,7 +290,6 @@ def _view_plds_exact(view: View, n: int) -> tuple[PLD, ...]:
     )
 
 
-PMF_RTOL = 1e-12   # relative error allowed for a computed PMF atom and its loss (binom.pmf, log)
 
 
 def certified_lower(pld: PLD, eps: float) -> float:

@@ -50,27 +50,39 @@ phi(y) = min(floor(e^{L(y)} / h'), K) on a lattice.  With others at 0 the full v
 ratio is (1/n) sum_i e^{L(y_i)}, so T is nearly sufficient.  Its laws are p_0^{*n} and
 p_0^{*(n-1)} * p_1; both directions' hockey sticks are evaluated on one FFT window and lowered
 by the round-off of item 5 and by the aliased P-mass (a Chernoff bound), so the result is a
-certified lower end on the true shuffled delta.
+certified lower end on the true shuffled delta.  That round-off bound is a priori and grows
+with n (at n = 1e6 it exceeds 1e-6), so :func:`lower_delta` also takes two views that need no
+FFT: the count of reports above a threshold (exact Binomials, :func:`count_delta`) and, for
+Gaussian noise, the sum of the reports (the Gaussian mechanism with noise sigma sqrt(n),
+:func:`gauss_sum_delta`); the largest is the lower end.  For the crowd at 0 the lattice view is
+within about 1 % of that dataset's own eps(1e-6) at n = 1e4
+(:func:`~shuffle_lib.mechanisms.randomizer.noise_pairs.crowd_at_zero_delta`): the bracket's width
+is the blanket's.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import fft as _fft
 from scipy import stats
+from scipy.stats import binom
 
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.binomial import binom_window
 from shuffle_lib.core.types import Bracket
 
 NOISES = ("gaussian", "laplace")
 CDF_RTOL = 1e-13  # assumed relative error of a scipy cdf/sf value (item 2)
+PMF_RTOL = 1e-12  # assumed relative error of a scipy binom.pmf atom (the finite route uses it too)
 FFT_C = 10.0  # FFT round-off constant, as in shuffle_lib.core.grid
 _U = 2.0**-53
+ULP = _U  # the unit round-off, for the routes built on this module
 MAX_POINTS = 2**23  # the single-user law's grid and the FFT window
 MAX_N = 10**8
 TOP_CHARGE = 1e-13  # the cap T of item 3 is placed where P_1(V > T) is about this
@@ -381,6 +393,18 @@ def _upper_pass(nz: Noise, n: int, eps: float, step: float, top_charge: float) -
             h *= 4.0
     else:
         return 1.0
+    return min(1.0, positive_part_mean(p, k0, n, h, (vals, first, l1, top, exact)) / (n * g)
+               * (1 + 1e-12) + charge)
+
+
+def positive_part_mean(
+    p: np.ndarray, k0: int, n: int, h: float, summed: tuple | None = None
+) -> float:
+    """A certified upper bound on E[(W_1 + ... + W_n)_+] for W_j i.i.d. on the lattice (k0 + i) h
+    with pmf p (items 4 and 5): the sum's law on an FFT window (``summed``: the output of
+    :func:`sum_on_window` if already computed), its l1 round-off times the window's largest
+    s_+, and the Chernoff bound on the mass above the window."""
+    vals, first, l1, top, exact = summed if summed is not None else sum_on_window(p, k0, n)
     j = first + np.arange(vals.size)
     pos = np.maximum(j, 0) * h
     est = float(np.dot(pos, np.maximum(vals, 0.0))) + l1 * float(pos.max(initial=0.0))
@@ -392,7 +416,7 @@ def _upper_pass(nz: Noise, n: int, eps: float, step: float, top_charge: float) -
             lb = -theta * top + n * _log_mgf(logp, kk, 2 * theta) - 1.0 - math.log(theta)
             best = min(best, lb)
         est += math.exp(min(best, 700.0)) * h
-    return min(1.0, est / (n * g) * (1 + 1e-12) + charge)
+    return est
 
 
 # ---- the lower end: the exact delta of one view of the dataset (x, 0, ..., 0) ----
@@ -500,6 +524,78 @@ def view_delta(
     return max(0.0, d10, d01) * (1 - 1e-12)
 
 
+# ---- two views that need no FFT: the count above a threshold, the Gaussian sum ----
+
+COUNT_TAILS = (0.5, 0.2, 0.05, 1e-2, 2e-3, 4e-4, 1e-4)  # P(Z > t) of the thresholds t tried
+COUNT_WINDOW = 1e-30  # Bin(n - 1, q) mass left outside the summed window (only lowers the end)
+
+
+def count_delta(nz: Noise, n: int, eps: float, q: float) -> float:
+    """A certified lower end of the true shuffled delta(eps): the exact delta of the number of
+    reports above t = isf(q) on the datasets (0, ..., 0) and (1, 0, ..., 0), both directions.
+
+    The counts are K_x = Bin(n - 1, q) + Bern(q_x), q_x = P(x + Z > t); the Binomial PMF
+    (scipy's binom.pmf, relative error <= ``PMF_RTOL`` assumed as in the finite route) is summed
+    on the window outside which it has mass <= ``COUNT_WINDOW`` (dropped terms only lower the
+    sum).  Charges: each computed atom within (PMF_RTOL + 8u) of its value, so the sum falls by
+    that times (1 + e^eps); the computed q, q_x within CDF_RTOL (relative) of the true ones, and
+    TV(Bin(m, q), Bin(m, q')) <= m |q - q'| (a coupling), so each law moves by at most
+    n CDF_RTOL q_max in total variation, charged (1 + e^eps) times.
+    """
+    v.instance("nz", nz, Noise)
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    eps = v.real("eps", eps, 0.0, 700.0)
+    q = v.real("q", q, 0.0, 1.0, lo_open=True, hi_open=True)
+    t = float(nz.dist.isf(q))
+    qs = [float(nz.tail(np.array(t), x)) for x in (0.0, 1.0)]
+    q0 = qs[0]
+    lo, hi = binom_window(n - 1, q0, COUNT_WINDOW)
+    k = np.arange(int(lo), int(hi) + 2)
+    B = binom.pmf(k, n - 1, q0)
+    Bm = binom.pmf(k - 1, n - 1, q0)
+    laws = [B * (1.0 - qx) + Bm * qx for qx in qs]
+    e = math.exp(eps)
+    charge = (1.0 + e) * ((PMF_RTOL + 8 * _U) + n * CDF_RTOL * max(qs))
+    d10 = float(np.sum(np.maximum(laws[1] - e * laws[0], 0.0)))
+    d01 = float(np.sum(np.maximum(laws[0] - e * laws[1], 0.0)))
+    return max(0.0, max(d10, d01) - charge)
+
+
+def gauss_sum_delta(mu: float, eps: float) -> float:
+    """delta(eps) of N(mu, 1) against N(0, 1) (Balle & Wang 2018, "Improving the Gaussian
+    mechanism", Thm 8: Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)), in log space and lowered
+    by its round-off: a certified lower end wherever that pair is a post-processing."""
+    mu = v.real("mu", mu, 0.0, 1e6, lo_open=True)
+    eps = v.real("eps", eps, 0.0, 700.0)
+    a = stats.norm.logcdf(mu / 2 - eps / mu)
+    b = eps + stats.norm.logcdf(-mu / 2 - eps / mu)
+    if b >= a:
+        return 0.0
+    return max(0.0, math.exp(a) * -math.expm1(b - a) * (1 - 1e-9) - 1e-300)
+
+
+def lower_delta(noise: str | Noise, n: int, eps: float, scale: float | None = None) -> float:
+    """The certified lower end of the true shuffled delta(eps), one round: the largest of the
+    lattice view (:func:`view_delta`), the counts above the thresholds ``COUNT_TAILS``
+    (:func:`count_delta`, exact Binomials, the end that stays positive at large n, where the
+    lattice view's a-priori round-off bound exceeds delta) and, for Gaussian noise, the sum of
+    the reports: N(1, n sigma^2) against N(0, n sigma^2) (:func:`gauss_sum_delta`, mu =
+    1/(sigma sqrt n)).  Each is the exact delta of a post-processing of the datasets
+    (0, ..., 0) and (1, 0, ..., 0), lowered by its computation's error bound.
+
+    Args as :func:`upper_delta`.
+    """
+    nz = noise_law(noise, scale)
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    eps = v.real("eps", eps, 0.0, 700.0)
+    best = view_delta(nz, n, eps)
+    for q in COUNT_TAILS:
+        best = max(best, count_delta(nz, n, eps, q))
+    if nz.name == "gaussian":
+        best = max(best, gauss_sum_delta(1.0 / (float(nz.dist.std()) * math.sqrt(n)), eps))
+    return best
+
+
 # ---- epsilon(delta), the bracket, the model ----
 
 EPS_RTOL = 1e-3  # an eps search stops when its ends are this close (relative)
@@ -508,18 +604,22 @@ SEARCH_STEP = (
 )
 
 
-def _search(f, delta: float, want_above: bool) -> float:
+def eps_search(
+    f: Callable[[float], float], delta: float, want_above: bool, floor: float = 0.0
+) -> float:
     """For a non-increasing-in-trend f: the largest eps with f(eps) > delta found (``want_above``,
     the lower end), else the smallest eps with f(eps) <= delta found (the upper end); regula falsi
     on log f (Illinois) between ends whose values are on both sides, at most 40 evaluations.
+    ``floor``: an eps believed to have f > delta, the first left end (then the right end starts
+    at 1.25 floor and grows by that factor: a bracket a few evaluations wide).
     Each end returned is certified by its own evaluation, whatever f's shape."""
-    lo, hi = 0.0, 0.25
+    lo, hi = floor, (1.25 * floor if floor > 0 else 0.25)
     flo = f(lo)
     if flo <= delta:
-        return 0.0
+        return lo if not want_above else 0.0
     fhi = f(hi)
     while fhi > delta:
-        lo, flo, hi = hi, fhi, 2 * hi + 0.5
+        lo, flo, hi = hi, fhi, (1.25 * hi if floor > 0 else 2 * hi + 0.5)
         if hi > 700:
             return math.inf if not want_above else lo
         fhi = f(hi)
@@ -547,36 +647,44 @@ def _search(f, delta: float, want_above: bool) -> float:
     return lo if want_above else hi
 
 
-def upper_epsilon(noise: str | Noise, n: int, delta: float, scale: float | None = None) -> float:
+def upper_epsilon(
+    noise: str | Noise, n: int, delta: float, scale: float | None = None, floor: float = 0.0
+) -> float:
     """The certified upper end of eps(delta), one round: an eps whose :func:`upper_delta` is
-    <= delta."""
+    <= delta.  ``floor``: a lower end of eps(delta) if known (the search starts there; any value
+    gives a certified answer, a good one fewer evaluations)."""
     nz = noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=MAX_N)
     delta = v.real("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
-    return _search(lambda e: upper_delta(nz, n, e, step=SEARCH_STEP), delta, want_above=False)
+    floor = v.real("floor", floor, 0.0, 700.0)
+    return eps_search(
+        lambda e: upper_delta(nz, n, e, step=SEARCH_STEP), delta, want_above=False, floor=floor
+    )
 
 
 def view_epsilon(noise: str | Noise, n: int, delta: float, scale: float | None = None) -> float:
-    """A certified lower end of eps(delta), one round: an eps whose :func:`view_delta` is > delta
+    """A certified lower end of eps(delta), one round: an eps whose :func:`lower_delta` is > delta
     (0 if even eps = 0 is not)."""
     nz = noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=MAX_N)
     delta = v.real("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
-    return _search(lambda e: view_delta(nz, n, e), delta, want_above=True)
+    return eps_search(lambda e: lower_delta(nz, n, e), delta, want_above=True)
 
 
 def delta_bracket(noise: str | Noise, n: int, eps: float, scale: float | None = None) -> Bracket:
-    """[view_delta, upper_delta]: a certified bracket on the true shuffled delta(eps), one round."""
+    """[lower_delta, upper_delta]: a certified bracket on the true shuffled delta(eps), one
+    round."""
     nz = noise_law(noise, scale)
     hi = upper_delta(nz, n, eps)
-    return Bracket(min(view_delta(nz, n, eps), hi), hi)
+    return Bracket(min(lower_delta(nz, n, eps), hi), hi)
 
 
 def epsilon_bracket(
     noise: str | Noise, n: int, delta: float, scale: float | None = None
 ) -> Bracket:
     """[view_epsilon, upper_epsilon]: a certified bracket on the true shuffled eps(delta), one
-    round."""
+    round (the upper search starts from the lower end)."""
     nz = noise_law(noise, scale)
-    hi = upper_epsilon(nz, n, delta)
-    return Bracket(min(view_epsilon(nz, n, delta), hi), hi)
+    lo = view_epsilon(nz, n, delta)
+    hi = upper_epsilon(nz, n, delta, floor=lo if math.isfinite(lo) else 0.0)
+    return Bracket(min(lo, hi), hi)

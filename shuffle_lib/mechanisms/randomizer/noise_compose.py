@@ -202,16 +202,6 @@ def accounting_plds(n: int, noise: str | N.Noise, scale: float | None = None) ->
     return up, pld_from_losses(edges[:-1], np.maximum(probs, 0.0) * (1 - 1e-12))
 
 
-def _gauss_sum_delta(mu: float, eps: float) -> float:
-    """Balle & Wang 2018, Thm 8: delta(eps) of N(0, 1) against N(mu, 1), lowered by its
-    round-off."""
-    a = stats.norm.logcdf(mu / 2 - eps / mu)
-    b = eps + stats.norm.logcdf(-mu / 2 - eps / mu)
-    if b >= a:
-        return 0.0
-    return max(0.0, math.exp(a) * -math.expm1(b - a) * (1 - 1e-9) - 1e-300)
-
-
 def _checked(noise: str | N.Noise, n: int, compositions: int, scale: float | None):
     """(noise law, n, K): the arguments both composed routes share, checked."""
     nz = N.noise_law(noise, scale)
@@ -232,7 +222,7 @@ def composed_delta(noise: str | N.Noise, n: int, eps: ArrayLike, compositions: i
     for e, u, w in zip(eps, up, low):
         lo = w.lower - K * err * (1.0 + math.exp(e))
         if nz.name == "gaussian":
-            lo = max(lo, _gauss_sum_delta(math.sqrt(K / n) / float(nz.dist.std()), float(e)))
+            lo = max(lo, N.gauss_sum_delta(math.sqrt(K / n) / float(nz.dist.std()), float(e)))
         out.append(Bracket(min(max(lo, 0.0), u.upper), u.upper))
     return out
 
@@ -254,7 +244,7 @@ def composed_epsilon(noise: str | N.Noise, n: int, delta: ArrayLike, composition
             lo = fourier.epsilon_bracket([(va, K)], [(vb, K)], [d + slack])[0].lower
         if nz.name == "gaussian":
             mu = math.sqrt(K / n) / float(nz.dist.std())
-            if _gauss_sum_delta(mu, 0.0) > d:
+            if N.gauss_sum_delta(mu, 0.0) > d:
                 lo = max(lo, _bisect_gauss(mu, d, u.upper))
         out.append(Bracket(min(lo, u.upper), u.upper))
     return out
@@ -266,7 +256,7 @@ def _bisect_gauss(mu: float, delta: float, hi: float) -> float:
     hi = hi if math.isfinite(hi) else 700.0
     for _ in range(60):
         mid = 0.5 * (lo + hi)
-        if _gauss_sum_delta(mu, mid) > delta:
+        if N.gauss_sum_delta(mu, mid) > delta:
             lo = mid
         else:
             hi = mid
@@ -286,8 +276,8 @@ def noise_model(
     info = {
         "noise": nz.name,
         "gamma": nz.gamma,
-        "route": "blanket sum by FFT (upper), exact delta of a lattice view of (x, 0, ..., 0) "
-        "(lower)"
+        "route": "blanket sum by FFT (upper), exact delta of post-processed views of "
+        "(x, 0, ..., 0) (lower)"
         + ("" if K == 1 else "; rounds composed from a dominating PLD of the certified profile"),
     }
     if K == 1:
