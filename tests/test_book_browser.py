@@ -12,7 +12,8 @@ of ``_build/html`` over the Chrome DevTools Protocol and each page fails on
 * a block wider than the text column: a code cell, an output, a listing, a table or a display
   equation whose content is wider than its box (it scrolls or sticks out) or than the column,
   folded blocks unfolded first; it names the kind, the width and the block's first characters;
-* a cell's stream output split over several boxes (the build merges streams: ``nb_merge_streams``).
+* a cell's stream output split over several boxes (the build merges streams: ``nb_merge_streams``);
+* a search box in the header strip besides the sidebar's.
 
 ``make test`` runs this after the book build, with ``SHUFFLE_BOOK_HTML=_build/html``; without that
 variable (a plain ``pytest``) it skips rather than check an older build.
@@ -182,6 +183,9 @@ CHECK = r"""
     }
     problems.push('page is ' + root.scrollWidth + ' px wide, viewport ' + limit + ' px; sticking out: ' + out.slice(0, 5).join(' | '));
   }
+  // one search box, the sidebar's (pydata-sphinx-theme 0.17 adds one in a header strip by default)
+  const headerSearch = document.querySelectorAll('.bd-header .search-button-field').length;
+  if (headerSearch) problems.push('a second search box in the header strip (html_theme_options.navbar_persistent)');
   // every block against the text column: code, outputs, tables and display equations must fit
   // the column (a block that scrolls sideways hides its right end from a reader)
   const column = document.querySelector('article.bd-article') || document.querySelector('main');
@@ -264,7 +268,12 @@ def test_book_is_built():
 
 # Pages that fail today for a cause outside the build configuration, reported to their owners; strict:
 # the test fails as soon as one is fixed, so the entry is removed with the fix.
-KNOWN_FAILURES: dict[str, str] = {}   # page -> why it fails today (strict xfail); none left
+KNOWN_FAILURES: dict[str, str] = {   # page -> why it fails today (strict xfail)
+    "chapters/07_gaussian_shuffle.html":
+        "code cells with lines of up to 112 characters and two printed lines of 85-99 characters are "
+        "wider than the text column (about 76 characters of code at 1280 px); the chapter's owner "
+        "wraps them",
+}
 
 
 def _param(p: pathlib.Path):

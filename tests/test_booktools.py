@@ -124,3 +124,27 @@ def test_glued_rejects_a_name_the_prose_cannot_evaluate_and_unformatted_values(k
     from booktools import glued
     with pytest.raises(ValueError, match=word):
         glued(**kwargs)
+
+
+def test_every_eval_in_the_prose_names_a_variable_glued_under_the_same_name():
+    """``{eval}`name``` shows ``name`` in JupyterLab (the kernel evaluates it) and in the book (the
+    value glued under ``name``): a chapter that shows one must assign ``name = glued("name", ...)``,
+    or the two places would show different things (or one of them nothing)."""
+    import re
+
+    import jupytext
+
+    root = pathlib.Path(__file__).resolve().parents[1] / "chapters"
+    seen = 0
+    for md in sorted(root.glob("*.md")):
+        nb = jupytext.read(md)
+        shown = {e for c in nb.cells if c.cell_type == "markdown"
+                 for e in re.findall(r"\{eval\}`([^`]+)`", c.source)}
+        code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        glued_ = set(re.findall(r"^\s*(\w+) = glued\(\s*\"(\w+)\"", code, flags=re.M))
+        bad = [n for n in glued_ if n[0] != n[1]]
+        assert not bad, f"{md.name}: variables glued under another name: {bad}"
+        missing = shown - {n for n, _ in glued_}
+        assert not missing, f"{md.name}: {{eval}} of names not assigned from glued(): {sorted(missing)}"
+        seen += len(shown)
+    assert seen, "no chapter shows a number with {eval}"
