@@ -212,8 +212,8 @@ CHECK = r"""
         const box = kind === 'table' ? room : Math.min(room, e.clientWidth);
         if (need > box + TOLERANCE) {
           const text = kind === 'equation' ? tex(e) : e.textContent;
-          problems.push(kind + ' wider than the column (' + Math.round(need) + ' px, column ' + Math.round(room)
-                        + ' px): ' + short(text).slice(0, 50));
+          problems.push(kind + ' wider than the column (' + Math.round(need) + ' px in ' + Math.round(box)
+                        + ' px; column ' + Math.round(room) + ' px): ' + short(text).slice(0, 50));
         }
       }
     }
