@@ -4,6 +4,8 @@
 * :func:`fmt` and :func:`tex` -- numbers formatted once: fixed significant digits for printed
   output (nbval compares text), ``1.2 \\times 10^{-6}`` for prose and captions;
 * :func:`glue_num` -- a computed number glued for the prose, rounded so nbval compares it stably;
+* :func:`glued` -- a formatted value glued under the name of the chapter variable that holds it,
+  for the prose's ``{eval}`` role, which shows it in the book and in JupyterLab alike;
 * :func:`progress` -- a progress bar on stderr in JupyterLab, silent when the book or the tests
   execute a chapter;
 * :func:`style` -- the path of the book's matplotlib style file (``plt.style.use(style())``).
@@ -28,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import json
+import numbers
 import re
 from collections.abc import Sequence
 
@@ -173,19 +176,53 @@ def fmt(x: float | int | None, digits: int = 4) -> str:
 
 
 def tex(x: float | int, digits: int = 3) -> str:
-    """``x`` for prose and captions in TeX: ``1.2 \\times 10^{-6}``, ``10^{-6}``, ``0.25``."""
-    if isinstance(x, int) or (float(x).is_integer() and abs(x) < 1e6):
-        return str(int(x))
+    """``x`` for prose and captions in TeX: ``1.2 \\times 10^{-6}``, ``10^{-6}``, ``0.25``.
+
+    Integers below ``10**4`` are written out (``1000``, ``2048``); from ``10**4`` on, a number
+    with at most ``digits`` significant digits is written as a power of ten (``10^{4}``,
+    ``5 \\times 10^{4}``), so a size reads the same whether the chapter holds it as ``10**4``,
+    ``10_000`` or ``1e4``.  A larger number with more digits than that stays written out
+    (``123456``): rounding it would print a different number.
+    """
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise ValueError(f"x must be a real number, got x={x!r}")
+    if float(x).is_integer() and abs(x) < 1e15:
+        i = int(x)
+        if abs(i) < 10**4 or len(str(abs(i)).rstrip("0")) > digits:
+            return str(i)
     mant, _, exp = f"{x:.{digits}g}".partition("e")
     if not exp:
         return mant
     power = f"10^{{{int(exp)}}}"
-    return power if float(mant) == 1.0 else f"{mant} \\times {power}"
+    if float(mant) in (1.0, -1.0):
+        return ("-" if mant.startswith("-") else "") + power
+    return f"{mant} \\times {power}"
 
 
 def _glue(name: str, value: object, display: bool) -> None:
     from myst_nb import glue
     glue(name, value, display=display)
+
+
+def glued(name: str, text: str) -> str:
+    """Glue ``text`` under ``name`` and return it, for a chapter variable of the same name, so
+    that the prose's ``{eval}`name``` shows it both in the book and in JupyterLab::
+
+        primer_n = glued("primer_n", f"{N}")
+
+    JupyterLab (jupyterlab-myst) evaluates ``primer_n`` in the kernel; the book, which renders
+    cached outputs where MyST-NB cannot evaluate, reads the value glued under the same name
+    (``_ext/glued_eval.py``).  ``text`` is the number as the prose shows it, formatted by the
+    chapter; both sides show it without quotes.
+    """
+    if not name.isidentifier():
+        raise ValueError(
+            f"name must be a Python identifier (the prose evaluates it), got name={name!r}"
+        )
+    if not isinstance(text, str):
+        raise ValueError(f"text must be the formatted value (a str), got text={text!r}")
+    _glue(name, text, display=False)
+    return text
 
 
 def glue_num(name: str, x: float, digits: int = 6) -> None:

@@ -9,7 +9,11 @@ of ``_build/html`` over the Chrome DevTools Protocol and each page fails on
 * an image that does not load, a page resource (script, style sheet, font) that fails to load,
   or a JavaScript exception;
 * a page wider than the viewport (1280 px): it names the elements that stick out;
-* a cell's stream output split over several boxes (the build merges streams: ``nb_merge_streams``).
+* a block wider than the text column: a code cell, an output, a listing, a table or a display
+  equation whose content is wider than its box (it scrolls or sticks out) or than the column,
+  folded blocks unfolded first; it names the kind, the width and the block's first characters;
+* a cell's stream output split over several boxes (the build merges streams: ``nb_merge_streams``);
+* a search box in the header strip besides the sidebar's.
 
 ``make test`` runs this after the book build, with ``SHUFFLE_BOOK_HTML=_build/html``; without that
 variable (a plain ``pytest``) it skips rather than check an older build.
@@ -30,11 +34,13 @@ import pytest
 
 # only a build named explicitly: a plain pytest would otherwise check whatever older book _build holds
 HTML = pathlib.Path(os.environ["SHUFFLE_BOOK_HTML"]).resolve() if os.environ.get("SHUFFLE_BOOK_HTML") else None
-WIDTH, HEIGHT = 1280, 900
+WIDTH, HEIGHT = int(os.environ.get("SHUFFLE_BOOK_WIDTH", "1280")), 900
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--remote-debugging-port=0", f"--window-size={WIDTH},{HEIGHT}"]
 TIMEOUT = 60.0
+# px a block may exceed the text column by: sub-pixel rounding of glyph widths, not a character
+TOLERANCE = 2
 
 
 def pages(html: pathlib.Path) -> list[pathlib.Path]:
@@ -120,6 +126,7 @@ def page():
 # Runs in the page after its load event; returns a list of problems (strings).
 CHECK = r"""
 (async () => {
+  const TOLERANCE = %TOLERANCE%;
   const problems = [];
   const timeout = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
@@ -176,6 +183,43 @@ CHECK = r"""
     }
     problems.push('page is ' + root.scrollWidth + ' px wide, viewport ' + limit + ' px; sticking out: ' + out.slice(0, 5).join(' | '));
   }
+  // one search box, the sidebar's (pydata-sphinx-theme 0.17 adds one in a header strip by default)
+  const headerSearch = document.querySelectorAll('.bd-header .search-button-field').length;
+  if (headerSearch) problems.push('a second search box in the header strip (html_theme_options.navbar_persistent)');
+  // every block against the text column: code, outputs, tables and display equations must fit
+  // the column (a block that scrolls sideways hides its right end from a reader)
+  const column = document.querySelector('article.bd-article') || document.querySelector('main');
+  if (column) {
+    // folded blocks (hide-input cells, dropdowns) measured as a reader who unfolds them sees them
+    for (const d of column.querySelectorAll('details')) d.open = true;
+    for (const e of column.querySelectorAll('.toggle-hidden')) e.classList.remove('toggle-hidden');
+    const cs = getComputedStyle(column);
+    const room = column.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    const kinds = [
+      ['code', '.cell_input pre'],
+      ['output', '.cell_output pre'],
+      ['listing', 'div.highlight pre'],
+      ['table', 'table'],
+      ['equation', 'mjx-container[display="true"]'],
+    ];
+    const seen = new Set();
+    for (const [kind, sel] of kinds) {
+      for (const e of column.querySelectorAll(sel)) {
+        if (seen.has(e) || e.closest('.toctree-wrapper, nav, .bd-toc')) continue;
+        seen.add(e);
+        // content wider than its own box (it scrolls or sticks out), or a box wider than the column
+        const need = Math.max(e.scrollWidth, e.getBoundingClientRect().width);
+        const box = kind === 'table' ? room : Math.min(room, e.clientWidth);
+        if (need > box + TOLERANCE) {
+          const text = kind === 'equation' ? tex(e) : e.textContent;
+          problems.push(kind + ' wider than the column (' + Math.round(need) + ' px in ' + Math.round(box)
+                        + ' px; column ' + Math.round(room) + ' px): ' + short(text).slice(0, 50));
+        }
+      }
+    }
+  } else {
+    problems.push('no text column (article.bd-article) found: the width check cannot measure the blocks');
+  }
   return [...new Set(problems)];
 })()
 """
@@ -194,7 +238,7 @@ def _problems(cdp: DevTools, session: str, path: pathlib.Path) -> list[str]:
         return [f"navigation failed: {nav['errorText']}"]
     # this navigation's own load event (a late one of the previous page must not count)
     cdp.wait_for("Page.lifecycleEvent", deadline, name="load", loaderId=nav["loaderId"])
-    res = cdp.send("Runtime.evaluate", session, expression=CHECK, awaitPromise=True, returnByValue=True,
+    res = cdp.send("Runtime.evaluate", session, expression=CHECK.replace("%TOLERANCE%", str(TOLERANCE)), awaitPromise=True, returnByValue=True,
                    timeout=int(TIMEOUT * 1000))
     if "exceptionDetails" in res:
         return [f"the check script failed: {res['exceptionDetails']}"]
@@ -224,7 +268,11 @@ def test_book_is_built():
 
 # Pages that fail today for a cause outside the build configuration, reported to their owners; strict:
 # the test fails as soon as one is fixed, so the entry is removed with the fix.
-KNOWN_FAILURES: dict[str, str] = {}   # page -> why it fails today (strict xfail); none left
+KNOWN_FAILURES: dict[str, str] = {   # page -> why it fails today (strict xfail)
+    "chapters/07_gaussian_shuffle.html":
+        "code cells with lines of up to 112 characters and two printed lines of 85-99 characters are "
+        "wider than the text column, which holds 76 (tests/wrap_cells.py 76 wraps the code)",
+}
 
 
 def _param(p: pathlib.Path):

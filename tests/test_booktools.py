@@ -72,6 +72,22 @@ def test_tex_writes_powers_of_ten_for_prose():
     assert tex(1000) == "1000"
 
 
+@pytest.mark.parametrize("x, out", [
+    (10**4, "10^{4}"), (10_000, "10^{4}"), (1e4, "10^{4}"), (10**6, "10^{6}"),
+    (5 * 10**4, r"5 \times 10^{4}"), (2.5e5, r"2.5 \times 10^{5}"), (-(10**5), "-10^{5}"),
+    (9999, "9999"), (2048, "2048"), (12345, "12345"), (123456, "123456"),
+])
+def test_tex_writes_large_round_numbers_as_powers_of_ten_and_keeps_other_integers(x, out):
+    assert tex(x) == out
+
+
+def test_tex_takes_numpy_numbers_and_rejects_text():
+    import numpy as np
+    assert tex(np.int64(10**4)) == "10^{4}" and tex(np.float64(0.25)) == "0.25"
+    with pytest.raises(ValueError, match="x must be"):
+        tex("1e4")
+
+
 def test_glue_num_rounds_before_gluing(monkeypatch):
     seen = {}
     monkeypatch.setattr("booktools._glue", lambda name, value, display: seen.update({name: value}))
@@ -90,3 +106,45 @@ def test_style_file_exists_and_sets_a_readable_font():
     from matplotlib import rc_params_from_file
     params = rc_params_from_file(style(), use_default_template=False)
     assert params["font.size"] >= 11 and params["figure.dpi"] >= 150
+
+
+def test_glued_glues_the_text_under_the_variable_name_and_returns_it(monkeypatch):
+    from booktools import glued
+    seen = {}
+    monkeypatch.setattr("booktools._glue", lambda name, value, display: seen.update({name: value}))
+    primer_n = glued("primer_n", "1000")
+    assert primer_n == "1000" and seen == {"primer_n": "1000"}
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    (dict(name="primer n", text="1"), "name"),
+    (dict(name="primer_n", text=1000), "text"),
+])
+def test_glued_rejects_a_name_the_prose_cannot_evaluate_and_unformatted_values(kwargs, word):
+    from booktools import glued
+    with pytest.raises(ValueError, match=word):
+        glued(**kwargs)
+
+
+def test_every_eval_in_the_prose_names_a_variable_glued_under_the_same_name():
+    """``{eval}`name``` shows ``name`` in JupyterLab (the kernel evaluates it) and in the book (the
+    value glued under ``name``): a chapter that shows one must assign ``name = glued("name", ...)``,
+    or the two places would show different things (or one of them nothing)."""
+    import re
+
+    import jupytext
+
+    root = pathlib.Path(__file__).resolve().parents[1] / "chapters"
+    seen = 0
+    for md in sorted(root.glob("*.md")):
+        nb = jupytext.read(md)
+        shown = {e for c in nb.cells if c.cell_type == "markdown"
+                 for e in re.findall(r"\{eval\}`([^`]+)`", c.source)}
+        code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        glued_ = set(re.findall(r"^\s*(\w+) = glued\(\s*\"(\w+)\"", code, flags=re.M))
+        bad = [n for n in glued_ if n[0] != n[1]]
+        assert not bad, f"{md.name}: variables glued under another name: {bad}"
+        missing = shown - {n for n, _ in glued_}
+        assert not missing, f"{md.name}: {{eval}} of names not assigned from glued(): {sorted(missing)}"
+        seen += len(shown)
+    assert seen, "no chapter shows a number with {eval}"

@@ -76,3 +76,25 @@ def test_make_lab_opens_markdown_chapters_as_notebooks():
     assert "\nlab: setup\n" in make and "--LabApp.app_settings_dir=$(CURDIR)/.jupyter/lab/settings" in make
     pins = (ROOT / "requirements.txt").read_text().splitlines()
     assert any(p.startswith("jupyterlab-myst==") for p in pins)
+
+
+def test_a_save_after_a_run_leaves_the_evaluated_expressions_out(tmp_path):
+    """jupyterlab-myst writes the values of a markdown cell's ``{eval}`` expressions into its
+    metadata (``user_expressions``) when the cell runs; a chapter saved after a run must not carry
+    them (they are outputs, and would freeze one run's numbers into the source)."""
+    from jupytext import TextFileContentsManager
+
+    md = ROOT / "chapters" / "00_primer.md"
+    shutil.copy(ROOT / "jupytext.toml", tmp_path / "jupytext.toml")
+    shutil.copy(md, tmp_path / md.name)
+    cm = TextFileContentsManager(root_dir=str(tmp_path))
+    model = cm.get(md.name)
+    cells = model["content"]["cells"]
+    ran = next(c for c in cells if c["cell_type"] == "markdown" and "{eval}`" in c["source"])
+    ran["metadata"]["user_expressions"] = [
+        {"expression": "primer_n", "result": {"status": "ok", "data": {"text/plain": "'1000'"}}}
+    ]
+    cm.save(model, md.name)
+    text = (tmp_path / md.name).read_text()
+    assert "{eval}`" in text and "user_expressions" not in text
+    assert _semantic(jupytext.reads(text, fmt="md:myst"))[1] == _semantic(jupytext.read(md))[1]
