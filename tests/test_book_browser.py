@@ -268,11 +268,7 @@ def test_book_is_built():
 
 # Pages that fail today for a cause outside the build configuration, reported to their owners; strict:
 # the test fails as soon as one is fixed, so the entry is removed with the fix.
-KNOWN_FAILURES: dict[str, str] = {   # page -> why it fails today (strict xfail)
-    "chapters/07_gaussian_shuffle.html":
-        "code cells with lines of up to 112 characters and two printed lines of 85-99 characters are "
-        "wider than the text column, which holds 76 (tests/wrap_cells.py 76 wraps the code)",
-}
+KNOWN_FAILURES: dict[str, str] = {}   # page -> why it fails today (strict xfail)
 
 
 def _param(p: pathlib.Path):
