@@ -146,7 +146,8 @@ _add("core.grid",
      compose_on_grid=dict(components=[(PLD_, 2)], h=1e-3, lam=0.0, mode="updown", method="power",
                           max_points=1 << 20),
      hoeffding_t=dict(c=1.0, h=1e-3, K=2), delta_upper=dict(cg=GRID, eps=0.5, c=1.0, fast=False),
-     delta_lower=dict(cg=GRID, eps=0.5, c=1.0, fast=False), top_loss=dict(cg=GRID))
+     delta_lower=dict(cg=GRID, eps=0.5, c=1.0, fast=False), top_loss=dict(cg=GRID),
+     lattice_step=dict(components=[(PLD_, 2)], max_divisor=8))
 _add("core.pld",
      check_components=dict(components=[(PLD_, 2)], name="components"),
      pld_from_pmfs=dict(p=[0.75, 0.25], q=[0.25, 0.75]),
@@ -493,6 +494,13 @@ NOT_SWEPT = {
        "their loops on arguments already checked; grid.delta_upper/delta_lower check them and are swept"
        for f in ("delta_upper", "delta_lower")},
     "shuffle_lib.core.types.Model.composable": "a property: no argument",
+    **{f"shuffle_lib.core.accuracy.{f}": "the accuracy contract's bookkeeping, called by "
+       "Mechanism.evaluate on targets and brackets it has already checked (Mechanism.evaluate and "
+       "mechanism_brackets are swept); its definition is pinned by tests/test_accuracy.py"
+       for f in ("annotate", "collect", "delta_rtol", "half_width", "limit_of", "met", "note")},
+    **{f"shuffle_lib.core.progress.{f}": "the progress bar's switches and ticks: no numeric input "
+       "(tests/test_progress.py pins them)"
+       for f in ("advance", "enabled", "quiet", "set_progress", "task")},
     **{f"shuffle_lib.core.registry.Mechanism.{f}": "reads the declaration's structure (which "
        "parameters spell which); the values it sees are validated by Mechanism.checked, which is swept"
        for f in ("alternatives", "build_params", "given_alternatives")},
