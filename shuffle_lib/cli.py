@@ -36,7 +36,7 @@ import time
 from collections.abc import Sequence
 
 from shuffle_lib import mechanisms
-from shuffle_lib.core import evaluate
+from shuffle_lib.core import budget, evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.calibrate import calibrate_mechanism
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
@@ -97,7 +97,15 @@ def _run_options(mp: argparse.ArgumentParser) -> None:
                     help="number of rounds K (default 1)")
     mp.add_argument("--accuracy", type=float, default=DEFAULT_ACCURACY,
                     help="target half-width of the bracket in eps (default %(default)g)")
+    _common_options(mp)
+
+
+def _common_options(mp: argparse.ArgumentParser) -> None:
     mp.add_argument("--json", action="store_true", help="print one JSON object")
+    mp.add_argument("--time-limit", type=float, default=None, dest="time_limit",
+                    help="CPU seconds the query may take before it stops with a refusal "
+                         f"(default {budget.default_time_limit():g}: SHUFFLE_LIB_TIME_LIMIT or "
+                         "the library's limit)")
 
 
 def _prog() -> str:
@@ -131,7 +139,7 @@ def _parser() -> argparse.ArgumentParser:
                 _add_params(mp, mech)
                 mp.add_argument("--order", type=float, nargs="+", required=True, dest="orders",
                                 help=f"Renyi orders, each in (1, {LAM_MAX:g}]")
-                mp.add_argument("--json", action="store_true", help="print one JSON object")
+                _common_options(mp)
             else:
                 _add_params(mp, mech)
                 target = "--eps" if verb == "delta" else "--delta"
@@ -264,6 +272,7 @@ RUN_OPTIONS = {
     "order": "--order",
     "lam": "--order",
     "solve": "--solve",
+    "time_limit": "--time-limit",
 }
 """The library's argument names the command line spells differently (``lam`` is ``--order``)."""
 
@@ -283,10 +292,36 @@ def user_words(message: str, argv: Sequence[str]) -> str:
     return message
 
 
+def _time_limit(argv: list[str]) -> float | None:
+    """``--time-limit`` as typed (None: the default), read before the full parse so that the
+    budget covers building the parser's choices and the model too."""
+    pre = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    pre.add_argument("--time-limit", type=float, default=None, dest="time_limit")
+    try:
+        return pre.parse_known_args(argv)[0].time_limit
+    except argparse.ArgumentError:       # a bad value: the full parser names it
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m shuffle_lib``: print the result, return the exit code (2 on bad
-    input)."""
+    input, and on a query that runs past its time limit, :mod:`shuffle_lib.core.budget`)."""
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        with budget.time_limit(_time_limit(argv)):
+            return _main(argv)
+    except (ValueError, budget.TimeLimitError) as e:
+        return _refuse(e, argv)
+
+
+def _refuse(e: Exception, argv: list[str]) -> int:
+    """Exit code 2 after one line on stderr naming the options as the user typed them."""
+    sys.stderr.write(f"error: {user_words(str(e), argv)}\n".replace("\n", " ").rstrip() + "\n")
+    return 2
+
+
+def _main(argv: list[str]) -> int:
+    """:func:`main` under its time limit."""
     try:
         if argv[:1] == ["rdp"]:
             a, out = run_rdp(argv[1:])
@@ -310,7 +345,6 @@ def main(argv: list[str] | None = None) -> int:
         if bad:
             raise ValueError(f"internal error: NaN in result {bad[0]} (please report).")
     except (ValueError, OverflowError) as e:
-        sys.stderr.write(f"error: {user_words(str(e), argv)}\n".replace("\n", " ").rstrip() + "\n")
-        return 2
+        return _refuse(e, argv)
     print(json.dumps(out) if a.json else _table(out))
     return 0

@@ -23,3 +23,8 @@ log-sum-exp sums): a certified upper end is multiplied by 1 + REL_MARGIN, a lowe
 LOSS_SLACK_ULPS = 64
 """Units of 2^-52 (times max(1, max abs(L) + max(-log P))) by which a PLD's floating-point losses
 may be off: :func:`shuffle_lib.core.pld.loss_slack`."""
+
+TIME_LIMIT = 100.0
+"""CPU seconds one query may take (``--time-limit``, ``SHUFFLE_LIB_TIME_LIMIT``) before it stops
+with a one-line refusal: below the 120 CPU-seconds a query is allowed by the project's contract,
+so the refusal comes before a kill (:mod:`shuffle_lib.core.budget`)."""
