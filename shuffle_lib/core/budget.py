@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Iterator
 
+from shuffle_lib.core import grid
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import TIME_LIMIT
 
@@ -105,8 +106,7 @@ def check_work(units: float, limit: float, what: str, advice: str) -> None:
 
 def check_bytes(need: float, what: str, advice: str) -> None:
     """Refuse, before allocating, ``need`` bytes above the memory limit of the grid accountant
-    (:data:`shuffle_lib.core.grid.MEMORY_LIMIT`, ``SHUFFLE_LIB_MEMORY_LIMIT``)."""
-    from shuffle_lib.core import grid   # read at the call: an assignment to the limit counts
+    (:data:`shuffle_lib.core.grid.MEMORY_LIMIT`, ``SHUFFLE_LIB_MEMORY_LIMIT``, read at the call)."""
     if not need <= grid.MEMORY_LIMIT:
         raise ValueError(f"{what} needs about {need / 1e9:.3g} GB, more than the memory limit of "
                          f"{grid.MEMORY_LIMIT / 1e9:.3g} GB (SHUFFLE_LIB_MEMORY_LIMIT); {advice}.")

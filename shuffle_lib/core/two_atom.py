@@ -104,5 +104,6 @@ def positive_floor(upper: float, components: Sequence[tuple[PLD, int]], eps: flo
         pos = np.flatnonzero(p.probs > 0)
         if pos.size == 0:
             return upper
-        top += c * (float(p.losses[pos[-1]]) + loss_slack(p) + 4 * _U * abs(float(p.losses[pos[-1]])))
+        t = float(p.losses[pos[-1]])
+        top += c * (t + loss_slack(p) + 4 * _U * abs(t))
     return TINY if top > eps else upper
