@@ -63,13 +63,13 @@ def _component(p: PLD, k: int) -> tuple[np.ndarray, np.ndarray, float, float]:
     lmax = float(np.max(np.abs(p.losses)))
     eta = k * (loss_slack(p) + 4 * u * lmax)
     if p.losses.size == 1:
-        return p.losses * k, lp * k, u * (6 * k * (abs(float(lp[0])) + 1) + 4), eta
+        return p.losses * k, lp * k, u * (6 * k * (abs(float(lp[0])) + 1) + 8 * k + 4), eta
     j = np.arange(k + 1, dtype=float)
     logc = gammaln(k + 1.0) - gammaln(j + 1.0) - gammaln(k - j + 1.0)
     with np.errstate(invalid="ignore"):     # 0 * -inf: the j = 0 (or K) term of a zero mass
         lm = logc + np.where(j > 0, j * lp[1], 0.0) + np.where(j < k, (k - j) * lp[0], 0.0)
     finite = np.abs(lp[np.isfinite(lp)])
-    err = u * (48 * (k + 1) * math.log(k + 2) + 6 * k * (float(finite.sum()) + 1) + 4)
+    err = u * (48 * (k + 1) * math.log(k + 2) + 6 * k * (float(finite.sum()) + 1) + 8 * k + 4)
     return j * p.losses[1] + (k - j) * p.losses[0], lm, err, eta
 
 
