@@ -39,7 +39,7 @@ from shuffle_lib import mechanisms
 from shuffle_lib.core import budget, evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.calibrate import calibrate_mechanism
-from shuffle_lib.core.constants import MAX_COMPOSITIONS
+from shuffle_lib.core.constants import EPS_MAX, MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.registry import Mechanism, Param
 from shuffle_lib.core.renyi import LAM_MAX
@@ -220,7 +220,7 @@ def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     ]
     if missing:
         raise ValueError(f"calibrate {mech.name} needs {', '.join(missing)}.")
-    eps = v.real("eps", a.eps, 0.0)
+    eps = v.real("eps", a.eps, 0.0, EPS_MAX)
     delta = v.probability("delta", a.delta)
     _check_run(a)
     t0 = time.perf_counter()

@@ -28,3 +28,9 @@ TIME_LIMIT = 100.0
 """CPU seconds one query may take (``--time-limit``, ``SHUFFLE_LIB_TIME_LIMIT``) before it stops
 with a one-line refusal: below the 120 CPU-seconds a query is allowed by the project's contract,
 so the refusal comes before a kill (:mod:`shuffle_lib.core.budget`)."""
+
+EPS_MAX = 700.0
+"""The largest eps a delta query takes, the same for every mechanism: the routes evaluate
+P - e^eps Q, and e^eps is a double only up to ~709.78 (the clones' and randomisers' closed forms
+refused eps > 700 while the others answered 1e308; one range now, checked where a query enters,
+:meth:`shuffle_lib.core.registry.Mechanism.evaluate`)."""
