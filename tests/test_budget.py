@@ -83,12 +83,12 @@ def test_the_environment_variable_sets_the_default(monkeypatch):
 
 def test_work_and_memory_estimates_refuse_before_the_route_starts(monkeypatch):
     budget.check_work(10, 10, "x", "y")
-    with pytest.raises(ValueError, match="the route needs about 11 steps, more than the limit of 10; "
+    with pytest.raises(ValueError, match="the route would take about 11 steps, more than the limit of 10; "
                                          "ask for less"):
         budget.check_work(11, 10, "the route", "ask for less")
     monkeypatch.setattr(grid, "MEMORY_LIMIT", 1e6)
     budget.check_bytes(1e6, "x", "y")
-    with pytest.raises(ValueError, match="needs about 0.002 GB, more than the memory limit of 0.001"):
+    with pytest.raises(ValueError, match="would take about 0.002 GB, more than the memory limit of 0.001"):
         budget.check_bytes(2e6, "the array", "take fewer")
 
 

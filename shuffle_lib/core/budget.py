@@ -100,7 +100,7 @@ def check_work(units: float, limit: float, what: str, advice: str) -> None:
     """Refuse, before it starts, a route whose work (``units``: atoms, terms, grid points) exceeds
     ``limit``: a ValueError with ``what`` and ``advice`` (the option to change)."""
     if not units <= limit:
-        raise ValueError(f"{what} needs about {units:.3g} steps, more than the limit of "
+        raise ValueError(f"{what} would take about {units:.3g} steps, more than the limit of "
                          f"{limit:.3g}; {advice}.")
 
 
@@ -108,5 +108,6 @@ def check_bytes(need: float, what: str, advice: str) -> None:
     """Refuse, before allocating, ``need`` bytes above the memory limit of the grid accountant
     (:data:`shuffle_lib.core.grid.MEMORY_LIMIT`, ``SHUFFLE_LIB_MEMORY_LIMIT``, read at the call)."""
     if not need <= grid.MEMORY_LIMIT:
-        raise ValueError(f"{what} needs about {need / 1e9:.3g} GB, more than the memory limit of "
-                         f"{grid.MEMORY_LIMIT / 1e9:.3g} GB (SHUFFLE_LIB_MEMORY_LIMIT); {advice}.")
+        raise ValueError(f"{what} would take about {need / 1e9:.3g} GB, more than the memory "
+                         f"limit of {grid.MEMORY_LIMIT / 1e9:.3g} GB (SHUFFLE_LIB_MEMORY_LIMIT); "
+                         f"{advice}.")

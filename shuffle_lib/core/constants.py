@@ -34,3 +34,8 @@ EPS_MAX = 700.0
 P - e^eps Q, and e^eps is a double only up to ~709.78 (the clones' and randomisers' closed forms
 refused eps > 700 while the others answered 1e308; one range now, checked where a query enters,
 :meth:`shuffle_lib.core.registry.Mechanism.evaluate`)."""
+
+MAX_WORK = 5 * 10 ** 9
+"""The most element operations a route planned in advance may take (a matrix randomiser's pair
+decompositions: pairs x rows x outputs): about half a minute of numpy; above it the route refuses
+before it starts (:func:`shuffle_lib.core.budget.check_work`)."""

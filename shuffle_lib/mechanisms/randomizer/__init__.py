@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import binom
 
-from shuffle_lib.core import evaluate, search
+from shuffle_lib.core import budget, evaluate, search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
@@ -47,6 +47,7 @@ from shuffle_lib.mechanisms.randomizer.decompose import (
     family_decomposition,
     load_matrix,
     matrix_decompositions,
+    matrix_delta,
     matrix_eps0,
     olh_g,
 )
@@ -143,6 +144,8 @@ class _Blocks:
         idx = [np.ceil(p.losses / h).astype(np.int64) for p in parts]
         k0 = min(int(i.min()) for i in idx if i.size)
         size = max(int(i.max()) for i in idx if i.size) - k0 + 1
+        budget.check_bytes(24.0 * size, f"the composed round's PLD on {size:.3g} grid points",
+                           "ask for fewer --compositions or a coarser --accuracy")
         probs = np.zeros(size)
         for i, p, m in zip(idx, parts, self.mass):
             probs += np.bincount(i - k0, weights=p.probs * m * self.keep, minlength=size)
@@ -409,7 +412,8 @@ def randomizer_model(
     n = v.integer("n", n, lo=1, hi=MAX_N)
     K = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
-    decs, e0 = decompositions(family, matrix, k, d, eps0)
+    R = load_matrix(matrix) if family == "matrix" and isinstance(matrix, str) and matrix else matrix
+    decs, e0 = decompositions(family, R, k, d, eps0)
     info = {"eps0": e0 if math.isfinite(e0) else "inf", "decomposition": [
         {"pair": list(x.pair) if x.pair else "any", "beta": x.beta, "s": x.s, "a": x.a, "c": x.c,
          "splits": [list(t) for t in x.alternatives],
@@ -426,13 +430,19 @@ def randomizer_model(
     if K == 1:
         info["route"] = "single round: blanket pair (upper), exact view (lower)"
 
+        # the local randomiser's own delta(eps) and eps0 cap the shuffled ones (post-processing):
+        # the blanket pair's end was 1.0 near eps0 for a matrix with masses near 1e-300
+        cap_eps = e0 * (1 + 1e-12) + 1e-300
+
+        def cap(e):
+            return 0.0 if e >= cap_eps else (1.0 if R is None else matrix_delta(R, e))
+
         def delta(eps):
             return [
                 Bracket(
-                    max(view_delta(w, n, e) for x in decs for w in x.views)
-                    if any(x.views for x in decs)
-                    else 0.0,
-                    max(upper_delta(x, n, e) for x in decs),
+                    min(max(view_delta(w, n, e) for x in decs for w in x.views)
+                        if any(x.views for x in decs) else 0.0, cap(e)),
+                    min(max(upper_delta(x, n, e) for x in decs), cap(e)),
                 )
                 for e in eps
             ]
@@ -440,7 +450,7 @@ def randomizer_model(
         def epsilon(ds):
             out = []
             for dl in ds:
-                hi = max(upper_epsilon(x, n, dl) for x in decs)
+                hi = min(max(upper_epsilon(x, n, dl) for x in decs), cap_eps)
                 lo = max((view_epsilon(w, n, dl) for x in decs for w in x.views), default=0.0)
                 out.append(Bracket(min(lo, hi), hi))
             return out
