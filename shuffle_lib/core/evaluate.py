@@ -97,7 +97,26 @@ def epsilon_brackets(
     if cut > 0:
         low = low + [Bracket(0.0, 0.0)] * (len(delta) - len(low))
         br = [Bracket(min(b.lower, x.lower), b.upper) for b, x in zip(br, low)]
-    return br
+    return _fewer_rounds_lower(model, delta, k, br, **kw)
+
+
+FEWER_ROUNDS_FROM = 10 ** 5
+"""From this many rounds on, a lower eps end of 0 is replaced by that of K // 10 rounds."""
+
+
+def _fewer_rounds_lower(model, delta, k, br, **kw):
+    """Where K rounds gave a lower eps end of 0 (the grid's round-off at K = 1e7), the lower end
+    of K // 10 rounds, recursively: dropping rounds is post-processing, so delta_m(eps) <=
+    delta_K(eps) for m <= K identical rounds and eps_K(delta) >= eps_m(delta) (Dwork & Roth 2014,
+    Prop. 2.1)."""
+    need = [i for i, b in enumerate(br) if b.lower == 0.0 and b.upper > 0.0]
+    if k < FEWER_ROUNDS_FROM or not need:
+        return br
+    sub = epsilon_brackets(model, [delta[i] for i in need], k // 10, **kw)
+    out = list(br)
+    for i, b in zip(need, sub):
+        out[i] = Bracket(min(b.lower, br[i].upper), br[i].upper)
+    return out
 
 
 def brackets(
