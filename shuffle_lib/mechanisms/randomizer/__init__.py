@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.special import gammaln
 from scipy.stats import binom
 
 from shuffle_lib.core import budget, evaluate, search
@@ -245,6 +246,22 @@ def _view_pair(view: View):
     return general_pair(2 * view.r0, view.u0, view.w0, "randomizer-view")
 
 
+def _binom_pmf(j, N, p: float) -> np.ndarray:
+    """binom.pmf(j, N, p), with a p below 1e-300 in log form: scipy gives P[Bin(3, 1e-310) = 1] = 0
+    for 3e-310.  C(N, j) p^j (1 - p)^(N - j) from gammaln is within ~1e-13 relative for the
+    views' N (EXACT_2D_MAX), inside PMF_RTOL."""
+    if p >= 1e-300:
+        return binom.pmf(j, N, p)
+    j, N = np.asarray(j, dtype=float), np.asarray(N, dtype=float)
+    ok = (j >= 0) & (j <= N)
+    if p == 0.0:
+        return np.where(ok & (j == 0), 1.0, 0.0)
+    jj = np.where(ok, j, 0.0)
+    lg = gammaln(N + 1) - gammaln(jj + 1) - gammaln(N - jj + 1) + jj * math.log(p) \
+        + (N - jj) * math.log1p(-p)
+    return np.where(ok, np.exp(lg), 0.0)
+
+
 def view_pmfs(view: View, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """(P, Q) of an asymmetric view: the joint counts on (T0, T1) when that has at most
     ``EXACT_2D_MAX`` atoms, else the count on T0 and the count on T1 separately (each windowed
@@ -258,9 +275,12 @@ def view_pmfs(view: View, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
         cond = view.r1 / rest if rest > 0 else 0.0
         # the count on T0 as N minus a Bin(N, rest) count: with r0 = 1 - 5e-300 rounded to 1,
         # Bin(N, r0) put no mass below N and the view's lower delta came out 0.1 for an exact 0.05
-        first = binom.pmf(i, N, view.r0) if view.ro is None else binom.pmf(N - i, N, min(rest, 1.0))
+        # and as Bin(N, r0) itself when r0 is the smaller: with r0 = 1e-310, rest = 1 - r0 rounded
+        # to 1 lost the others' T0 mass, which e^700 magnifies to 1e-6 (lower end above the exact)
+        first = (_binom_pmf(i, N, view.r0) if view.ro is None or view.r0 <= rest
+                 else _binom_pmf(N - i, N, min(rest, 1.0)))
         M = np.zeros((N + 2, N + 2))
-        M[: N + 1, : N + 1] = first[:, None] * binom.pmf(
+        M[: N + 1, : N + 1] = first[:, None] * _binom_pmf(
             i[None, :], N - i[:, None], min(cond, 1.0)
         )
         out = []
