@@ -156,7 +156,7 @@ def rdp_brackets(model: Model, orders: ArrayLike) -> list[Bracket]:
         # charged to each end: a divergence of 7e-7 (k-RR, eps0 = 1e-3, order 1.5) is a moment of
         # 1 + 3.5e-7, whose last digits the sum does not hold
         atoms = max(x.probs.size, y.probs.size, 1)
-        rnd = 1e-13 * np.abs(d) + ((math.log2(atoms) + 4) * 2.3e-16
+        rnd = 1e-13 * np.abs(np.where(np.isfinite(d), d, 0.0)) + ((math.log2(atoms) + 4) * 2.3e-16
                                    + 16 * 2.3e-16 * np.minimum(lams, 1e3)) / (lams - 1)
         if end == 0:
             d = d + rnd + max(_mass_deficit(x), _mass_deficit(y)) / (lams - 1)
