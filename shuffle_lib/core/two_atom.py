@@ -42,6 +42,7 @@ from shuffle_lib.core.pld import PLD, loss_slack
 MAX_ATOMS = 2 ** 22
 """The most atoms the exact route enumerates (a 1e6-round binomial has 1e6 + 1)."""
 _U = 2.0 ** -53
+_BYTES_PER_ATOM = 96      # losses, log masses, order, two PLDs' losses and masses, temporaries
 TINY = 5e-324
 """The least positive double: an upper end where the exact value is positive but below it."""
 
@@ -76,8 +77,11 @@ def _component(p: PLD, k: int) -> tuple[np.ndarray, np.ndarray, float, float]:
 def composed(components: Sequence[tuple[PLD, int]], inf_mass: float) -> tuple[PLD, PLD, float]:
     """(dominating PLD, dominated PLD, eta) of the composition (module docstring); ``inf_mass``
     is the composition's exact mass at +inf."""
-    budget.check_work(math.prod(c + 1 for _, c in components), MAX_ATOMS,
-                      "the exact two-atom composition", "ask for fewer compositions")
+    atoms = math.prod(c + 1 for _, c in components)
+    budget.check_work(atoms, MAX_ATOMS, "the exact two-atom composition",
+                      "ask for fewer compositions")
+    budget.check_bytes(_BYTES_PER_ATOM * atoms, "the exact two-atom composition",
+                       "ask for fewer compositions")
     losses, logm, err, eta = np.zeros(1), np.zeros(1), 0.0, 0.0
     for p, c in components:
         l_c, m_c, e_c, s_c = _component(p, c)
