@@ -31,9 +31,8 @@ so the refusal comes before a kill (:mod:`shuffle_lib.core.budget`)."""
 
 EPS_MAX = 700.0
 """The largest eps a delta query takes, the same for every mechanism: the routes evaluate
-P - e^eps Q, and e^eps is a double only up to ~709.78 (the clones' and randomisers' closed forms
-refused eps > 700 while the others answered 1e308; one range now, checked where a query enters,
-:meth:`shuffle_lib.core.registry.Mechanism.evaluate`)."""
+P - e^eps Q, and e^eps is a double only up to ~709.78; one range for all, checked where a query
+enters (:meth:`shuffle_lib.core.registry.Mechanism.evaluate`)."""
 
 MAX_WORK = 5 * 10 ** 9
 """The most element operations a route planned in advance may take (a matrix randomiser's pair

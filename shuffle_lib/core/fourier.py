@@ -304,7 +304,7 @@ def _two_atom(pq, qp, low_pq, low_qp, accuracy, kw):
     round has at most two finite atoms and the grid at ``accuracy`` would be out of reach (a
     composed support of more than _HOPELESS x DEFAULT_MAX_POINTS points: a bounded, coarse grid;
     or one round spanning more than _BOUNDED_POINTS: minutes of window search when the loss barely
-    varies, rr at eps0 = 36.7 and K = 1000); else None (the grid route)."""
+    varies, as for rr at eps0 = 36.7 and K = 1000); else None (the grid route)."""
     lows = (pq if low_pq is None else low_pq, qp if low_qp is None else low_qp)
     if kw.get("h") is not None or not all(two_atom.applies(c) for c in (pq, qp, *lows)):
         return None

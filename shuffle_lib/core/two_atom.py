@@ -6,7 +6,7 @@ times is a binomial: mass C(K, j) p1^j p0^(K-j) at the loss j l1 + (K - j) l0, j
 is the convolution of the rounds' PLDs).  Several such components add independent binomial losses:
 prod_i (K_i + 1) atoms, enumerated here when there are at most :data:`MAX_ATOMS`.  Binary
 randomised response at eps0 = 36.7 and K = 1000, or a user's pair p = [1 - 1e-16, 1e-16], needs a
-grid of ~1e9 points at the default accuracy and took minutes; here it is 1001 atoms.
+grid of ~1e9 points at the default accuracy (minutes); here it is 1001 atoms.
 
 Error budget, each term charged to the side of the end it serves (u = 2^-53):
 

@@ -175,8 +175,8 @@ def json_file(option: str, path: str) -> object:
     number = _json_number(option, path)
     try:
         # numbers parsed by the C float(); only a file with a number beyond a double's range is
-        # parsed again with the hook that names it as written (a 256 x 15000 --matrix spent a
-        # minute in the hook)
+        # parsed again with the hook that names it as written (a Python call per number costs
+        # about a minute on a 4e6-entry --matrix)
         data = json.loads(text, parse_constant=_no_constant, parse_float=float, parse_int=float)
         if not _all_finite(data):
             data = json.loads(text, parse_constant=_no_constant, parse_float=number,

@@ -275,8 +275,8 @@ def view_pmfs(view: View, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
         cond = view.r1 / rest if rest > 0 else 0.0
         # the count on T0 as N minus a Bin(N, rest) count: with r0 = 1 - 5e-300 rounded to 1,
         # Bin(N, r0) put no mass below N and the view's lower delta came out 0.1 for an exact 0.05
-        # and as Bin(N, r0) itself when r0 is the smaller: with r0 = 1e-310, rest = 1 - r0 rounded
-        # to 1 lost the others' T0 mass, which e^700 magnifies to 1e-6 (lower end above the exact)
+        # and as Bin(N, r0) itself when r0 is the smaller: for r0 = 1e-310, 1 - r0 rounds to 1 and
+        # would drop the others' T0 mass, which e^700 magnifies to 1e-6 in the lower end
         first = (_binom_pmf(i, N, view.r0) if view.ro is None or view.r0 <= rest
                  else _binom_pmf(N - i, N, min(rest, 1.0)))
         M = np.zeros((N + 2, N + 2))
@@ -450,8 +450,8 @@ def randomizer_model(
     if K == 1:
         info["route"] = "single round: blanket pair (upper), exact view (lower)"
 
-        # the local randomiser's own delta(eps) and eps0 cap the shuffled ones (post-processing):
-        # the blanket pair's end was 1.0 near eps0 for a matrix with masses near 1e-300
+        # the local randomiser's own delta(eps) and eps0 cap the shuffled ones (post-processing);
+        # near eps0 the blanket pair's end can be 1.0 for a matrix with masses near 1e-300
         cap_eps = e0 * (1 + 1e-12) + 1e-300
 
         def cap(e):
