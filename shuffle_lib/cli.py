@@ -49,10 +49,10 @@ import time
 from collections.abc import Sequence
 
 from shuffle_lib import mechanisms
-from shuffle_lib.core import accuracy, evaluate, progress
+from shuffle_lib.core import accuracy, budget, evaluate, progress
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.calibrate import calibrate_mechanism
-from shuffle_lib.core.constants import MAX_COMPOSITIONS
+from shuffle_lib.core.constants import EPS_MAX, MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.registry import Mechanism, Param
 from shuffle_lib.core.renyi import LAM_MAX
@@ -145,6 +145,10 @@ def _output_options(mp: argparse.ArgumentParser, csv: bool = True) -> None:
                          help="print the results as CSV, a header and one row per target")
     mp.add_argument("--quiet", action="store_true",
                     help="no progress bar on stderr (shown on a terminal for work over 2 s)")
+    mp.add_argument("--time-limit", type=float, default=None, dest="time_limit",
+                    help="CPU seconds the query may take before it stops with a refusal "
+                         f"(default {budget.default_time_limit():g}: SHUFFLE_LIB_TIME_LIMIT or "
+                         "the library's limit)")
 
 
 def _prog() -> str:
@@ -306,7 +310,7 @@ def run_calibrate(argv: list[str]) -> tuple[argparse.Namespace, dict]:
     ]
     if missing:
         raise ValueError(f"calibrate {mech.name} needs {', '.join(missing)}.")
-    eps = v.real("eps", a.eps, 0.0)
+    eps = v.real("eps", a.eps, 0.0, EPS_MAX)
     delta = v.probability("delta", a.delta)
     _check_run(a)
     t0 = time.perf_counter()
@@ -405,6 +409,7 @@ RUN_OPTIONS = {
     "order": "--order",
     "lam": "--order",
     "solve": "--solve",
+    "time_limit": "--time-limit",
 }
 """The library's argument names the command line spells differently (``lam`` is ``--order``)."""
 
@@ -425,10 +430,36 @@ def user_words(message: str, argv: Sequence[str]) -> str:
     return re.sub(r"\bnp\.(?:float|int|uint|bool|str|complex)\w*\(([^()]*)\)", r"\1", message)
 
 
+def _time_limit(argv: list[str]) -> float | None:
+    """``--time-limit`` as typed (None: the default), read before the full parse so that the
+    budget covers building the parser's choices and the model too."""
+    pre = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    pre.add_argument("--time-limit", type=float, default=None, dest="time_limit")
+    try:
+        return pre.parse_known_args(argv)[0].time_limit
+    except argparse.ArgumentError:       # a bad value: the full parser names it
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m shuffle_lib``: print the result, return the exit code (2 on bad
-    input)."""
+    input, and on a query that runs past its time limit, :mod:`shuffle_lib.core.budget`)."""
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        with budget.time_limit(_time_limit(argv)):
+            return _main(argv)
+    except (ValueError, budget.TimeLimitError) as e:
+        return _refuse(e, argv)
+
+
+def _refuse(e: Exception, argv: list[str]) -> int:
+    """Exit code 2 after one line on stderr naming the options as the user typed them."""
+    sys.stderr.write(f"error: {user_words(str(e), argv)}\n".replace("\n", " ").rstrip() + "\n")
+    return 2
+
+
+def _main(argv: list[str]) -> int:
+    """:func:`main` under its time limit."""
     try:
         if argv[:1] == ["rdp"]:
             a, out = run_rdp(argv[1:])
@@ -452,7 +483,6 @@ def main(argv: list[str] | None = None) -> int:
         if bad:
             raise ValueError(f"internal error: NaN in result {bad[0]} (please report).")
     except (ValueError, OverflowError) as e:
-        sys.stderr.write(f"error: {user_words(str(e), argv)}\n".replace("\n", " ").rstrip() + "\n")
-        return 2
+        return _refuse(e, argv)
     _print(a, out)
     return 0

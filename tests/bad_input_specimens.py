@@ -290,6 +290,7 @@ _add("mechanisms.randomizer",
      delta_bracket=dict(n=20, eps=[0.5], compositions=1, family="krr", k=3, eps0=1.0),
      epsilon_bracket=dict(n=20, delta=[1e-3], compositions=1, family="krr", k=3, eps0=1.0),
      randomizer_rdp=dict(params={"n": 20, "family": "krr", "matrix": None, "k": 3, "d": 0, "eps0": 1.0}, orders=[2.0]))
+_add("mechanisms.randomizer.decompose", matrix_delta=dict(R=[[0.75, 0.25], [0.25, 0.75]], eps=0.5))
 _add("mechanisms.randomizer.decompose",
      **{"View.symmetric": dict(self=VIEW), "View.off0": dict(self=VIEW), "View.off1": dict(self=VIEW),
         "Decomposition.options": dict(self=DEC),
@@ -481,6 +482,13 @@ ROLES: dict[str, dict[str, str | None]] = {
 # ---- not swept --------------------------------------------------------------------------------
 
 NOT_SWEPT = {
+    **{f"shuffle_lib.core.budget.{f}": "the per-query limits: sizes and a budget the routes compute, "
+       "not user input (time_limit is a generator-based context manager whose checks run on entry; "
+       "tests/test_budget.py refuses its bad values)"
+       for f in ("check_bytes", "check_time", "check_work", "default_time_limit", "time_limit")},
+    **{f"shuffle_lib.core.two_atom.{f}": "the exact two-atom route of core.fourier, on components the "
+       "accountant has already checked (not an input boundary)"
+       for f in ("applies", "composed", "positive_floor")},
     **{f"shuffle_lib.cli.{f}": "command-line entry points: swept option by option by the CLI's own bad-input "
        "test (issue 17 item 5)" for f in ("run", "run_calibrate", "run_rdp", "main")},
     **{f"shuffle_lib.core.grid.{f}": "arithmetic of the grid accountant shared with core.fourier, on arrays and "

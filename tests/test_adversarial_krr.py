@@ -654,3 +654,105 @@ def test_randomizer_view_lower_end_keeps_a_margin_on_its_inf_mass():
         model = build("randomizer", {"n": n, "family": "matrix", "matrix": rows}, K)
         for eps in (0.0, 0.5):
             check_delta(evaluate.delta_brackets(model, [eps], K)[0], randomizer_delta(pairs, K, eps), 0, (K, eps))
+
+
+# ---- the Renyi verb, and randomiser masses near the bottom of the double range ----------------
+
+ORDERS = [1.5, 2.0, 8.0, 64.0]
+
+
+def renyi_exact(atoms, lam):
+    """max over both directions of D_lam(P||Q) = log(sum P^lam Q^(1-lam)) / (lam - 1) of one
+    round's atoms [(P, Q)] in mpmath; +inf when an atom has mass under one law only."""
+    with mpmath.workdps(DPS):
+        lam, out = mp(lam), mp(0)
+        for a, b in ((0, 1), (1, 0)):
+            if any(x[a] > 0 and x[b] == 0 for x in atoms):
+                return mpmath.inf
+            s = mpmath.fsum(x[a] ** lam * x[b] ** (1 - lam) for x in atoms if x[a] > 0)
+            out = max(out, mpmath.log(s) / (lam - 1))
+        return out
+
+
+def check_rdp(brs, exact, rel, case):
+    """lower <= exact <= upper for each order, up to the mass error: a relative R on every atom
+    moves D_lam by at most (2 lam - 1) R / (lam - 1) (both laws' powers)."""
+    for lam, br, ex in zip(ORDERS, brs, exact):
+        allow = (2 * lam - 1) * rel / (lam - 1) * 1.01 + mpmath.mpf(10) ** -280
+        if ex == mpmath.inf:
+            assert br.upper == math.inf, (case, lam, br)
+            continue
+        assert br.lower <= ex + allow and ex - allow <= br.upper, (case, lam, br, float(ex))
+        assert 0.0 <= br.lower, (case, lam, br)
+
+
+@settings(max_examples=examples(8), **_SETTINGS)
+@given(krr_case("krr-strong"))
+def test_adversarial_krr_strong_rdp(case):
+    """rdp krr-strong brackets the exact Renyi divergence of A_s's views, one round."""
+    values, _ = case
+    _, brs = mechanisms.get("krr-strong").evaluate("rdp", ORDERS, values)
+    atoms = strong_atoms(values["n"], values["gamma"], values["k"])
+    check_rdp(brs, [renyi_exact(atoms, lam) for lam in ORDERS], R_MASS, values)
+
+
+@settings(max_examples=examples(8), **_SETTINGS)
+@given(histogram_case())
+def test_adversarial_histogram_krr_rdp(case):
+    """rdp histogram-krr brackets the exact Renyi divergence of the two count laws, one round."""
+    values, _ = case
+    _, brs = mechanisms.get("histogram-krr").evaluate("rdp", ORDERS, values)
+    atoms = count_atoms(values["n"], values["n_x0"], values["k"], values["eps0"])
+    check_rdp(brs, [renyi_exact(atoms, lam) for lam in ORDERS], R_MASS, values)
+
+
+def _row_near_bottom(draw, m):
+    """A distribution over m outputs with entries near the bottom of the double range (1e-300,
+    5e-301, subnormal 1e-310) beside 1e-12 and dyadic ones; the last entry closes the sum."""
+    pick = st.sampled_from([0.0, 1e-310, 5e-301, 1e-300, 5e-300, 1e-12, 5e-12, 0.5, 0.25])
+    xs = [draw(pick) for _ in range(m - 1)]
+    return xs + [max(0.0, 1.0 - math.fsum(xs))]
+
+
+@st.composite
+def near_bottom_case(draw):
+    m, o = draw(st.integers(2, 3)), draw(st.integers(3, 4))
+    rows = [_row_near_bottom(draw, o) for _ in range(m)]
+    n = draw(st.integers(1, 4 if o == 3 else 3))
+    with mpmath.workdps(DPS):
+        exact = [[mp(x) / mpmath.fsum(mp(y) for y in r) for x in r] for r in rows]
+    return {"n": n, "family": "matrix", "matrix": rows}, exact
+
+
+@settings(max_examples=examples(10), **_SETTINGS)
+@given(near_bottom_case(), st.data())
+def test_adversarial_randomizer_delta_with_masses_near_the_double_range(case, data):
+    """The randomiser's delta bracket holds the true worst case when its matrix has entries near
+    1e-300 (the eps to test near the losses ~690 those entries make)."""
+    values, R = case
+    pairs = randomizer_pairs(R, values["n"])
+    losses = [float(mpmath.log(p / q)) for atoms in pairs for p, q in atoms if p > 0 and q > 0]
+    eps = min(700.0, _near_ties(losses, 1, data.draw, max([abs(x) for x in losses], default=1.0) + 1.0))
+    br = evaluate.delta_brackets(build("randomizer", values, 1), [eps], 1)[0]
+    check_delta(br, randomizer_delta(pairs, 1, eps), 0, (values, eps))
+
+
+@settings(max_examples=examples(8), **_SETTINGS)
+@given(randomizer_case())
+def test_adversarial_randomizer_rdp(case):
+    """rdp randomizer brackets the true worst-case Renyi divergence over datasets, one round."""
+    values, K, R = case
+    values = dict(values)
+    if "matrix" in values:              # --matrix FILE, as the command line reads it
+        fd, path = tempfile.mkstemp(suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"matrix": values["matrix"]}, f)
+        values["matrix"] = path
+    try:
+        _, brs = mechanisms.get("randomizer").evaluate("rdp", ORDERS, values)
+    finally:
+        if "family" in values and values["family"] == "matrix":
+            os.unlink(values["matrix"])
+    pairs = randomizer_pairs(R, values["n"])
+    exact = [max(renyi_exact(a, lam) for a in pairs) for lam in ORDERS]
+    check_rdp(brs, exact, 0.0, values)

@@ -140,10 +140,11 @@ def test_many_rounds_of_an_inf_mass_pair_answer_without_a_grid():
 
 def test_full_support_pair_at_a_million_rounds_is_refused_above_the_memory_limit(monkeypatch):
     """K = 1e6 of a full-support pair (issue 17: returned [0, 278647]): under a small limit the grid
-    is refused before it is allocated, with what it would need."""
+    is refused before it is allocated, with what it would need.  Three outcomes: a two-outcome
+    pair is composed exactly as a binomial instead (tests/test_two_atom.py)."""
     from shuffle_lib.core import grid
     monkeypatch.setattr(grid, "MEMORY_LIMIT", 1e8)
-    p, q = [0.5, 0.5], [0.4, 0.6]
+    p, q = [0.5, 0.3, 0.2], [0.4, 0.3, 0.3]
     with pytest.raises(ValueError, match="GB"):
         delta_bracket([(sl.pld_from_pmfs(p, q), 10 ** 6)], [(sl.pld_from_pmfs(q, p), 10 ** 6)], [1.0])
 

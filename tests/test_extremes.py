@@ -113,10 +113,28 @@ def test_rdp_bitflip_at_a_subnormal_flip_probability_brackets_the_exact_divergen
         assert r["rdp_lower"] <= exact <= r["rdp_upper"], (r, exact)
 
 
-def test_an_infinite_eps_is_refused_with_an_open_range(capsys):
-    assert cli.main(["delta", "rr", "--eps0", "1", "--eps", "inf"]) == 2
+MECHANISM_ARGS = [["rr", "--eps0", "1"], ["ldp-shuffle", "--n", "100", "--eps0", "1"],
+                  ["randomizer", "--n", "100", "--family", "krr", "--k", "3", "--eps0", "1"],
+                  ["randomizer", "--n", "100", "--noise", "gaussian", "--scale", "1"],
+                  ["krr-strong", "--n", "100", "--gamma", "0.5", "--k", "4"]]
+
+
+@pytest.mark.parametrize("mech", MECHANISM_ARGS, ids=lambda m: " ".join(m[:3]))
+@pytest.mark.parametrize("eps", ["701", "1e308", "inf"])
+def test_every_mechanism_takes_the_same_eps_range(capsys, mech, eps):
+    """One limit, constants.EPS_MAX = 700, for every mechanism (the clones' and randomisers' closed
+    forms refused eps > 700 while rr answered 1e308): above it the same one-line refusal."""
+    assert cli.main(["delta", *mech, "--eps", eps]) == 2
     err = capsys.readouterr().err
-    assert err == "error: --eps must lie in [0, inf), got --eps=inf.\n"
+    assert err == f"error: --eps must lie in [0, 700], got --eps={float(eps)!r}.\n"
+
+
+@pytest.mark.parametrize("mech", MECHANISM_ARGS[:3] + MECHANISM_ARGS[4:], ids=lambda m: " ".join(m[:3]))
+def test_every_mechanism_answers_at_the_top_of_the_eps_range(capsys, mech):
+    """At eps = 700 an answer with nothing on stderr (the Gaussian noise randomiser is left out:
+    its blanket sum takes ~70 CPU seconds there)."""
+    assert cli.main(["delta", *mech, "--eps", "700"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_calibrate_names_an_unknown_solve_target_as_typed(capsys):
@@ -227,3 +245,124 @@ def test_histogram_krr_bracket_holds_a_delta_below_the_double_range(capsys, n_x0
     assert code == 0
     r = out["results"][0]
     assert r["delta_lower"] <= exact <= r["delta_upper"] and r["delta_upper"] < 1e-290
+
+
+def run_limited_cli(argv, cpu=120):
+    """(exit code, stderr) of the CLI in its own process under the contract's limits: ``cpu``
+    CPU seconds and a 4 GB address space (a kill is a negative exit code)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limits():
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+        resource.setrlimit(resource.RLIMIT_AS, (4 * 2 ** 30, 4 * 2 ** 30))
+    r = subprocess.run([sys.executable, "-m", "shuffle_lib", *argv], capture_output=True, text=True,
+                       preexec_fn=limits, timeout=20 * cpu)
+    return r.returncode, r.stderr
+
+
+def assert_one_line_refusal(code, err, *words):
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: "), (code, err[-2000:])
+    assert all(w in lines[0] for w in words), lines[0]
+
+
+def test_a_subsampled_pair_beyond_the_memory_limit_is_refused_before_allocating():
+    """n = 1e8, subset = 1e6: ~5e7 atoms, ~8 GB; died with _ArrayMemoryError (exit 1)."""
+    code, err = run_limited_cli(["epsilon", "ldp-shuffle-subsampled", "--n", "100000000", "--eps0", "1",
+                                 "--subset", "1000000", "--delta", "1e-6", "--compositions", "10"], cpu=60)
+    assert_one_line_refusal(code, err, "--subset", "memory limit of 4 GB")
+
+
+def test_a_composed_randomiser_round_beyond_the_memory_limit_is_refused_before_allocating():
+    """k-RR randomiser, K = 1e7: the composed round's grid had 3e11 points (_ArrayMemoryError)."""
+    code, err = run_limited_cli(["epsilon", "randomizer", "--n", "1000", "--family", "krr", "--k", "3",
+                                 "--eps0", "1", "--delta", "1e-6", "--compositions", "10000000"], cpu=60)
+    assert_one_line_refusal(code, err, "--compositions", "memory limit")
+
+
+def test_a_matrix_whose_decompositions_would_take_minutes_is_refused_before_they_start(tmp_path):
+    """256 x 15000 (within the declared 256 rows and 4e6 entries): 2.5e11 steps of pair
+    decompositions; ran past 300 s at n = 1000 and n = 1e8."""
+    import numpy as np
+    R = np.random.default_rng(1).random((256, 15000))
+    path = tmp_path / "wide.json"
+    path.write_text(json.dumps({"matrix": (R / R.sum(axis=1, keepdims=True)).tolist()}))
+    for n in ("1000", "1e8"):
+        code, err = run_limited_cli(["delta", "randomizer", "--n", n, "--matrix", str(path), "--eps", "1"],
+                                    cpu=60)
+        assert_one_line_refusal(code, err, "--matrix", "limit of 5e+09")
+
+
+@pytest.mark.parametrize("argv", [
+    ["epsilon", "krr-weak", "--n", "1e8", "--gamma", "0.5", "--k", "4", "--delta", "1e-300"],
+    ["epsilon", "randomizer", "--n", "1e8", "--family", "oue", "--d", "100000", "--eps0", "1",
+     "--delta", "1e-6", "--compositions", "10"],
+    ["calibrate", "krr-strong", "--n", "1e8", "--k", "4", "--eps", "1", "--delta", "1e-300",
+     "--compositions", "10", "--solve", "gamma"],
+], ids=["krr-weak-1e8", "oue-1e8-K10", "calibrate-krr-strong-1e8"])
+def test_a_query_that_ran_for_minutes_answers_or_refuses_within_its_time_limit(argv):
+    """Each ran past 120 CPU seconds (or 231 s); under --time-limit 20 it answers (exit 0) or
+    stops with one line naming --time-limit, and is never killed."""
+    code, err = run_limited_cli([*argv, "--time-limit", "20"], cpu=60)
+    assert code in (0, 2), (code, err[-2000:])
+    if code == 2:
+        assert_one_line_refusal(code, err, "--time-limit")
+
+
+@pytest.mark.parametrize("eps", [690.0, 700.0])
+def test_randomizer_delta_upper_end_is_capped_by_the_local_randomiser(eps):
+    """NEAR_BOTTOM, n = 2: the blanket pair's upper end was 1.0 where the enumerated delta is 0;
+    the local randomiser's own delta(eps) (0 from its eps0 = 690.78 on) caps it."""
+    from shuffle_lib.mechanisms import randomizer
+    exact = worst_delta_enumerated(NEAR_BOTTOM, 2, eps)
+    br = randomizer.delta_bracket(2, [eps], matrix=NEAR_BOTTOM)[0]
+    assert br.lower <= exact <= br.upper and br.upper <= 1e-300, (br, exact)
+
+
+@pytest.mark.parametrize("matrix, n, eps", [(NEAR_BOTTOM_3, 5, 680.0), (NEAR_BOTTOM_3, 5, 690.0),
+                                            ([[0.5, 0.0, 0.0, 0.5], [1e-310, 0.0, 0.0, 1.0]], 2, 700.0)])
+def test_randomizer_view_keeps_the_others_mass_below_the_double_range(matrix, n, eps):
+    """The others' mass on a cell of 1e-300 or 1e-310 (1 - r0 rounded to 1, and scipy's binom.pmf
+    giving 0 for a subnormal p): lost, it lifted the view's lower end above the enumerated delta
+    by 3e-12 (NEAR_BOTTOM_3, n = 5) and by 1e-6 (the subnormal row, e^700 x 1e-310)."""
+    from shuffle_lib.mechanisms import randomizer
+    exact = worst_delta_enumerated(matrix, n, eps)
+    br = randomizer.delta_bracket(n, [eps], matrix=matrix)[0]
+    assert br.lower <= exact <= br.upper, (br, exact)
+
+
+def rr_eps_lower_oracle(eps0, K, delta):
+    """A value below the exact eps(delta) of K rounds of rr: eps with delta_K(eps) > delta, by
+    bisection on the binomial sum (mpmath, in the bulk +-12 sd where all the mass is)."""
+    e0 = mp.mpf(eps0)
+    a = 1 / (1 + mp.e ** -e0)
+    mu, sd = K * a, mp.sqrt(K * a * (1 - a))
+    js = range(max(0, int(mu - 12 * sd)), min(K, int(mu + 12 * sd)) + 1)
+    logs = [(j, mp.log(mp.binomial(K, j)) + j * mp.log(a) + (K - j) * mp.log(1 - a)) for j in js]
+
+    def d(eps):
+        return mp.fsum(mp.e ** lp * (1 - mp.e ** (eps - e0 * (2 * j - K))) for j, lp in logs
+                       if e0 * (2 * j - K) > eps)
+    return d
+
+
+def test_rr_eps_lower_end_at_ten_million_rounds_is_positive():
+    """K = 1e7: the grid's lower end was 0; K // 10 rounds give a positive one (dropping rounds is
+    post-processing).  Checked: the exact delta_K at the lower end exceeds the target."""
+    d = rr_eps_lower_oracle(1.0, 10 ** 7, 1e-6)
+    code, out, _ = run_json_none(["epsilon", "rr", "--eps0", "1", "--delta", "1e-6",
+                                  "--compositions", "10000000"])
+    r = out["results"][0]
+    assert code == 0 and r["eps_lower"] > 0
+    assert d(mp.mpf(r["eps_lower"])) > mp.mpf("1e-6")
+
+
+def run_json_none(argv):
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = cli.main([*argv, "--json"])
+    return code, json.loads(buf.getvalue()), None

@@ -23,3 +23,18 @@ log-sum-exp sums): a certified upper end is multiplied by 1 + REL_MARGIN, a lowe
 LOSS_SLACK_ULPS = 64
 """Units of 2^-52 (times max(1, max abs(L) + max(-log P))) by which a PLD's floating-point losses
 may be off: :func:`shuffle_lib.core.pld.loss_slack`."""
+
+TIME_LIMIT = 100.0
+"""CPU seconds one query may take (``--time-limit``, ``SHUFFLE_LIB_TIME_LIMIT``) before it stops
+with a one-line refusal: below the 120 CPU-seconds a query is allowed by the project's contract,
+so the refusal comes before a kill (:mod:`shuffle_lib.core.budget`)."""
+
+EPS_MAX = 700.0
+"""The largest eps a delta query takes, the same for every mechanism: the routes evaluate
+P - e^eps Q, and e^eps is a double only up to ~709.78; one range for all, checked where a query
+enters (:meth:`shuffle_lib.core.registry.Mechanism.evaluate`)."""
+
+MAX_WORK = 5 * 10 ** 9
+"""The most element operations a route planned in advance may take (a matrix randomiser's pair
+decompositions: pairs x rows x outputs): about half a minute of numpy; above it the route refuses
+before it starts (:func:`shuffle_lib.core.budget.check_work`)."""

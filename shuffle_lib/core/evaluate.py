@@ -108,6 +108,29 @@ def brackets(
                 ends = [br[i].lower] + ([shifted[i].lower] if shifted else [])
                 low = max(low, min(min(ends), u))
         out.append(Bracket(max(low, 0.0), u))
+    if verb == "epsilon":
+        return _fewer_rounds_lower(model, t, k, out, kw)
+    return out
+
+
+FEWER_ROUNDS_FROM = 10 ** 5
+"""From this many rounds on, a lower eps end of 0 is replaced by that of K // 10 rounds."""
+
+
+def _fewer_rounds_lower(model: Model, delta: list[float], k: int, br: list[Bracket],
+                        kw: dict) -> list[Bracket]:
+    """Where K rounds gave a lower eps end of 0 (the grid's round-off at K = 1e7), the lower end
+    of K // 10 rounds, recursively: dropping rounds is post-processing, so delta_m(eps) <=
+    delta_K(eps) for m <= K identical rounds and eps_K(delta) >= eps_m(delta) (Dwork & Roth 2014,
+    Prop. 2.1).  Only for models whose lower components are PLD pairs (a method is built for its
+    own number of rounds)."""
+    need = [i for i, b in enumerate(br) if b.lower == 0.0 and b.upper > 0.0]
+    if k < FEWER_ROUNDS_FROM or not need or not all(isinstance(c, PLDPair) for c in model.lower):
+        return br
+    sub = brackets(model, "epsilon", [delta[i] for i in need], k // 10, **kw)
+    out = list(br)
+    for i, b in zip(need, sub):
+        out[i] = Bracket(min(b.lower, br[i].upper), br[i].upper)
     return out
 
 
@@ -145,7 +168,7 @@ def rdp_brackets(model: Model, orders: ArrayLike) -> list[Bracket]:
 def _divergence(pair: PLDPair, lams: np.ndarray, end: int) -> np.ndarray:
     """Upper (``end`` 0) or lower (1) end of the pair's divergence, max over both directions; a
     part of count c adds c times its divergence (Renyi divergence adds up over rounds).  The upper
-    end adds the rounding of each moment's pairwise sum, per round."""
+    end adds the rounding of each moment's pairwise sum, per round; the lower end takes it off."""
     def one(x: PLD) -> np.ndarray:
         if pair.max_loss is not None:
             return renyi_pld_bracket(x, lams, pair.max_loss)[1 - end]
@@ -153,12 +176,18 @@ def _divergence(pair: PLDPair, lams: np.ndarray, end: int) -> np.ndarray:
 
     d = np.maximum(np.sum([c * one(x) for x, c in pair.pq], axis=0),
                    np.sum([c * one(x) for x, c in pair.qp], axis=0))
+    # rounding of the moment's pairwise sum and of its atoms (a few ulp each, lam-th powers),
+    # charged to each end, per round: a divergence of 7e-7 (k-RR, eps0 = 1e-3, order 1.5) is a
+    # moment of 1 + 3.5e-7, whose last digits the sum does not hold; an infinite end keeps none
+    plds = [x for parts in (pair.pq, pair.qp) for x, _ in parts]
+    rounds = max(sum(c for _, c in parts) for parts in (pair.pq, pair.qp))
+    atoms = max(max(x.probs.size for x in plds), 1)
+    rnd = 1e-13 * np.abs(np.where(np.isfinite(d), d, 0.0)) + rounds * (
+        (math.log2(atoms) + 4) * 2.3e-16 + 16 * 2.3e-16 * np.minimum(lams, 1e3)) / (lams - 1)
     if end == 0:
-        plds = [x for parts in (pair.pq, pair.qp) for x, _ in parts]
-        rounds = max(sum(c for _, c in parts) for parts in (pair.pq, pair.qp))
-        atoms = max(max(x.probs.size for x in plds), 1)
-        d = d + 1e-13 * np.abs(d) + rounds * (max(_mass_deficit(x) for x in plds)
-                                             + (math.log2(atoms) + 4) * 2.3e-16) / (lams - 1)
+        d = d + rnd + rounds * max(_mass_deficit(x) for x in plds) / (lams - 1)
+    else:
+        d = d - rnd
     return np.maximum(d, 0.0)
 
 

@@ -53,7 +53,7 @@ from scipy.optimize import minimize_scalar
 from shuffle_lib.core import accuracy as A
 from shuffle_lib.core import extreme as X
 from shuffle_lib.core import grid as F
-from shuffle_lib.core import progress, search
+from shuffle_lib.core import progress, search, two_atom
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import REL_MARGIN
 from shuffle_lib.core.pld import PLD, check_components, epsilon_for_delta, hockey_stick, loss_slack
@@ -338,6 +338,33 @@ def _exact_eps(pld, delta):
     return Bracket(lo, up)
 
 
+def _two_atom(pq, qp, low_pq, low_qp, accuracy, kw):
+    """((pq, qp) dominating, (pq, qp) dominated) exact compositions (:mod:`two_atom`) when every
+    round has at most two finite atoms and the grid at ``accuracy`` would be out of reach (a
+    composed support of more than _HOPELESS x DEFAULT_MAX_POINTS points: a bounded, coarse grid;
+    or one round spanning more than _BOUNDED_POINTS: minutes of window search when the loss barely
+    varies, as for rr at eps0 = 36.7 and K = 1000); else None (the grid route)."""
+    lows = (pq if low_pq is None else low_pq, qp if low_qp is None else low_qp)
+    if kw.get("h") is not None or not all(two_atom.applies(c) for c in (pq, qp, *lows)):
+        return None
+    def reach(c):       # the composed support's and one round's grid points at accuracy's step
+        h = _fine_step(c, accuracy)
+        span = max(float(p.losses[-1] - p.losses[0]) for p, _ in c)
+        return _width_estimate(c) / h <= _HOPELESS * DEFAULT_MAX_POINTS and \
+            span / h <= _BOUNDED_POINTS
+    if reach(pq) and reach(qp):
+        return None
+
+    def both(a, b):
+        x = two_atom.composed(a, composed_inf_mass(a))
+        y = x if _same(a, b) else two_atom.composed(b, composed_inf_mass(b))
+        return x, y
+    (u_pq, l_pq, _), (u_qp, l_qp, _) = both(pq, qp)
+    if low_pq is not None:
+        (_, l_pq, _), (_, l_qp, _) = both(*lows)
+    return (u_pq, u_qp), (l_pq, l_qp)
+
+
 def _same(pq, qp):
     """True when both directions are the same PLDs (symmetric pairs): compose once."""
     return len(pq) == len(qp) and all(
@@ -373,6 +400,7 @@ def _cap_eps(br, components, delta, low=None):
 
 
 def _cap_delta(br, components, eps, low=None):
+    br = Bracket(br.lower, two_atom.positive_floor(br.upper, components, eps))
     if not _loose(br):
         return br
     # the grid-free caps read the PLDs' floating-point losses: shifted by their rounding (K times
@@ -491,13 +519,19 @@ def delta_bracket(
         eta = max(loss_slack(p) for p in plds)
         return [
             Bracket(
-                max(0.0, max(hockey_stick(p, e + eta) for p in plds) * (1 - m)),
-                min(1.0, max(hockey_stick(p, e - eta) for p in plds) * (1 + m)),
+                max(0.0, min(1.0, max(hockey_stick(p, e + eta) for p in plds) * (1 - m))),
+                max(two_atom.positive_floor(min(1.0, hockey_stick(p, e - eta) * (1 + m)),
+                                            [(p, 1)], e) for p in plds),
             )
             for e in eps
         ]
     if _all_infinite(pq) or _all_infinite(qp):
         return [Bracket(1.0, 1.0) for _ in eps]
+    exact = _two_atom(pq, qp, low_pq, low_qp, accuracy, kw)
+    if exact is not None:     # an exact composition, read by the one-round path above
+        (u_pq, u_qp), (l_pq, l_qp) = exact
+        hi, lo = delta_bracket(u_pq, u_qp, eps), delta_bracket(l_pq, l_qp, eps)
+        return [Bracket(min(x.lower, y.upper), y.upper) for x, y in zip(lo, hi)]
     inf_mass = max(composed_inf_mass(pq), composed_inf_mass(qp))
     if inf_mass >= 1.0 - 1e-12:           # delta(inf) <= delta(eps) <= 1 already pins every eps
         return [Bracket(inf_mass * (1 - REL_MARGIN), 1.0) for _ in eps]
@@ -668,6 +702,11 @@ def epsilon_bracket(
     inf_mass = max(composed_inf_mass(pq), composed_inf_mass(qp))
     if all(d < inf_mass for d in delta):   # delta(eps) >= delta(inf) > every target: no finite eps
         return [Bracket(math.inf, math.inf) for _ in delta]
+    exact = _two_atom(pq, qp, low_pq, low_qp, kw.get("accuracy", DEFAULT_ACCURACY), kw)
+    if exact is not None:     # an exact composition, read by the one-round path above
+        (u_pq, u_qp), (l_pq, l_qp) = exact
+        ups, lows = epsilon_bracket(u_pq, u_qp, delta), epsilon_bracket(l_pq, l_qp, delta)
+        return [Bracket(min(lo.lower, up.upper), up.upper) for lo, up in zip(lows, ups)]
     out = _eps_tilted(pq, qp, list(delta), low_pq, low_qp, kw)
     half = kw.get("accuracy", DEFAULT_ACCURACY) if kw.get("h") is None else math.inf
     # targets far from the largest one: their own tilt where the shared one was loose

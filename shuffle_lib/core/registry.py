@@ -21,7 +21,7 @@ from typing import Any, Literal
 from shuffle_lib.core import accuracy as acc
 from shuffle_lib.core import evaluate, progress
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.constants import MAX_COMPOSITIONS
+from shuffle_lib.core.constants import EPS_MAX, MAX_COMPOSITIONS
 from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.renyi import LAM_MAX
 from shuffle_lib.core.types import ArrayLike, Bracket, Model
@@ -205,6 +205,8 @@ class Mechanism:
                 params, model = self.model(values)
                 brs = evaluate.rdp_brackets(model, orders)
             return params, [Bracket(compositions * b.lower, compositions * b.upper) for b in brs]
+        if verb == "delta":
+            targets = v.reals("eps", targets, lo=0.0, hi=EPS_MAX)
         params, model = self.model(values, compositions, accuracy)
         goal: Literal["delta", "epsilon"] = "delta" if verb == "delta" else "epsilon"
         with acc.collect() as notes, progress.task(f"{verb} {self.name}"):

@@ -116,6 +116,18 @@ def _json_number(option: str, path: str):
     return parse
 
 
+def _all_finite(node: object) -> bool:
+    """True when every number in ``node`` is finite; a row is summed in C (an overflowing sum of
+    finite numbers is a false alarm, which only costs :func:`json_file` a second parse)."""
+    if isinstance(node, list):
+        if all(type(x) is float for x in node):
+            return math.isfinite(sum(node))
+        return all(_all_finite(x) for x in node)
+    if isinstance(node, dict):
+        return all(_all_finite(x) for x in node.values())
+    return not isinstance(node, float) or math.isfinite(node)
+
+
 def _numbers_only(option: str, path: str, node: object, where: str = "", depth: int = 0) -> None:
     """Raise ValueError unless ``node`` is numbers in lists and objects, at most JSON_MAX_DEPTH
     deep."""
@@ -125,6 +137,8 @@ def _numbers_only(option: str, path: str, node: object, where: str = "", depth: 
         for key, value in node.items():
             _numbers_only(option, path, value, f"{where}.{key}" if where else key, depth + 1)
     elif isinstance(node, list):
+        if all(type(x) is float for x in node):     # a row of numbers: nothing to walk
+            return
         for i, value in enumerate(node):
             _numbers_only(option, path, value, f"{where}[{i}]", depth + 1)
     elif isinstance(node, bool) or not isinstance(node, (int, float)):
@@ -160,7 +174,13 @@ def json_file(option: str, path: str) -> object:
         raise ValueError(f"{option}: {path!r} is not UTF-8 text.") from None
     number = _json_number(option, path)
     try:
-        data = json.loads(text, parse_constant=_no_constant, parse_float=number, parse_int=number)
+        # numbers parsed by the C float(); only a file with a number beyond a double's range is
+        # parsed again with the hook that names it as written (a Python call per number costs
+        # about a minute on a 4e6-entry --matrix)
+        data = json.loads(text, parse_constant=_no_constant, parse_float=float, parse_int=float)
+        if not _all_finite(data):
+            data = json.loads(text, parse_constant=_no_constant, parse_float=number,
+                              parse_int=number)
     except json.JSONDecodeError as e:
         raise ValueError(
             f"{option}: {path!r} is not valid JSON ({e.msg}, line {e.lineno})."

@@ -27,7 +27,7 @@ import math
 import numpy as np
 from scipy.stats import binom
 
-from shuffle_lib.core import evaluate
+from shuffle_lib.core import budget, evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import tail_range
 from shuffle_lib.core.pld import PLD, pld_from_losses
@@ -47,6 +47,11 @@ from shuffle_lib.mechanisms.clones.pairs import (
 SUB = Pair(
     "subsampled", True, "every eps0-LDP randomiser, fixed-size subset per round", "this module"
 )
+
+_BYTES_PER_ATOM = 160
+"""Peak bytes per (s, a) atom while :func:`subsampled_pld` builds the PLD: about twenty float64 and
+int64 arrays of that length live at once (the index arrays, the binomial PMFs and their
+temporaries, the losses, the sort)."""
 
 
 def _check(n, m, eps0):
@@ -99,6 +104,9 @@ def subsampled_pld(n: int, m: int, eps0: float, tau: float = 1e-18) -> tuple[PLD
     lo, _ = tail_range(np.maximum(s - 1, 0), 0.5, 1e-19)
     _, hi = tail_range(s, 0.5, 1e-19)
     lo, hi = np.maximum(lo - 1, 0), np.minimum(hi + 1, s)
+    atoms = float(np.sum(hi - lo + 1))
+    budget.check_bytes(atoms * _BYTES_PER_ATOM, f"the subsampled pair's {atoms:.3g} atoms",
+                       "take a smaller --subset")
     ss = np.repeat(s, hi - lo + 1)
     aa = np.concatenate([np.arange(x, y + 1) for x, y in zip(lo, hi)])
     idx = np.repeat(np.arange(s.size), hi - lo + 1)

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
+from scipy.special import gammaln
 from scipy.stats import binom
 
-from shuffle_lib.core import evaluate, search
+from shuffle_lib.core import budget, evaluate, search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
@@ -47,6 +48,7 @@ from shuffle_lib.mechanisms.randomizer.decompose import (
     family_decomposition,
     load_matrix,
     matrix_decompositions,
+    matrix_delta,
     matrix_eps0,
     olh_g,
     why_eps0_infinite,
@@ -145,6 +147,8 @@ class _Blocks:
         idx = [np.ceil(p.losses / h).astype(np.int64) for p in parts]
         k0 = min(int(i.min()) for i in idx if i.size)
         size = max(int(i.max()) for i in idx if i.size) - k0 + 1
+        budget.check_bytes(24.0 * size, f"the composed round's PLD on {size:.3g} grid points",
+                           "ask for fewer --compositions or a coarser --accuracy")
         probs = np.zeros(size)
         for i, p, m in zip(idx, parts, self.mass):
             probs += np.bincount(i - k0, weights=p.probs * m * self.keep, minlength=size)
@@ -244,6 +248,22 @@ def _view_pair(view: View):
     return general_pair(2 * view.r0, view.u0, view.w0, "randomizer-view")
 
 
+def _binom_pmf(j, N, p: float) -> np.ndarray:
+    """binom.pmf(j, N, p), with a p below 1e-300 in log form: scipy gives P[Bin(3, 1e-310) = 1] = 0
+    for 3e-310.  C(N, j) p^j (1 - p)^(N - j) from gammaln is within ~1e-13 relative for the
+    views' N (EXACT_2D_MAX), inside PMF_RTOL."""
+    if p >= 1e-300:
+        return binom.pmf(j, N, p)
+    j, N = np.asarray(j, dtype=float), np.asarray(N, dtype=float)
+    ok = (j >= 0) & (j <= N)
+    if p == 0.0:
+        return np.where(ok & (j == 0), 1.0, 0.0)
+    jj = np.where(ok, j, 0.0)
+    lg = gammaln(N + 1) - gammaln(jj + 1) - gammaln(N - jj + 1) + jj * math.log(p) \
+        + (N - jj) * math.log1p(-p)
+    return np.where(ok, np.exp(lg), 0.0)
+
+
 def view_pmfs(view: View, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """(P, Q) of an asymmetric view: the joint counts on (T0, T1) when that has at most
     ``EXACT_2D_MAX`` atoms, else the count on T0 and the count on T1 separately (each windowed
@@ -257,9 +277,12 @@ def view_pmfs(view: View, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
         cond = view.r1 / rest if rest > 0 else 0.0
         # the count on T0 as N minus a Bin(N, rest) count: with r0 = 1 - 5e-300 rounded to 1,
         # Bin(N, r0) put no mass below N and the view's lower delta came out 0.1 for an exact 0.05
-        first = binom.pmf(i, N, view.r0) if view.ro is None else binom.pmf(N - i, N, min(rest, 1.0))
+        # and as Bin(N, r0) itself when r0 is the smaller: for r0 = 1e-310, 1 - r0 rounds to 1 and
+        # would drop the others' T0 mass, which e^700 magnifies to 1e-6 in the lower end
+        first = (_binom_pmf(i, N, view.r0) if view.ro is None or view.r0 <= rest
+                 else _binom_pmf(N - i, N, min(rest, 1.0)))
         M = np.zeros((N + 2, N + 2))
-        M[: N + 1, : N + 1] = first[:, None] * binom.pmf(
+        M[: N + 1, : N + 1] = first[:, None] * _binom_pmf(
             i[None, :], N - i[:, None], min(cond, 1.0)
         )
         out = []
@@ -410,7 +433,8 @@ def randomizer_model(
     n = v.integer("n", n, lo=1, hi=MAX_N)
     K = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
-    decs, e0 = decompositions(family, matrix, k, d, eps0)
+    R = load_matrix(matrix) if family == "matrix" and isinstance(matrix, str) and matrix else matrix
+    decs, e0 = decompositions(family, R, k, d, eps0)
     info = {"eps0": e0 if math.isfinite(e0) else "inf", "decomposition": [
         {"pair": list(x.pair) if x.pair else "any", "beta": x.beta, "s": x.s, "a": x.a, "c": x.c,
          "splits": [list(t) for t in x.alternatives],
@@ -426,7 +450,15 @@ def randomizer_model(
     views = [w for x in decs for w in x.views]
     if K == 1:
         info["route"] = "single round: blanket pair (upper), exact view (lower)"
-        return Model(tuple(_upper_method(x, n) for x in decs),
+        # the local randomiser's own delta(eps) and eps0 cap the shuffled ones (post-processing):
+        # near eps0 the blanket pair's end can be 1.0 for a matrix with masses near 1e-300.  A cap
+        # of every decomposition's end caps their max (min(max a_i, c) = max min(a_i, c)).
+        cap_eps = e0 * (1 + 1e-12) + 1e-300
+
+        def cap(e: float) -> float:
+            return 0.0 if e >= cap_eps else (1.0 if R is None else matrix_delta(R, e))
+
+        return Model(tuple(_upper_method(x, n, cap, cap_eps) for x in decs),
                      tuple(_view_method(w, n) for w in views), info=info)
     info["route"] = "Fourier accountant: three-category pair (upper), views (lower)"
     ups = [_composed_pair(u, u, K) for u in (upper_pld(x, n, K, accuracy) for x in decs)]
@@ -434,10 +466,13 @@ def randomizer_model(
     return Model(tuple(ups), tuple(lows), info=info)
 
 
-def _upper_method(dec: Decomposition, n: int) -> Method:
-    """One round's upper end from one decomposition (lower ends left at 0)."""
-    return Method(lambda eps: [Bracket(0.0, upper_delta(dec, n, e)) for e in eps],
-                  lambda delta: [Bracket(0.0, upper_epsilon(dec, n, d)) for d in delta])
+def _upper_method(dec: Decomposition, n: int, cap: Callable[[float], float],
+                  cap_eps: float) -> Method:
+    """One round's upper end from one decomposition (lower ends left at 0), capped by the local
+    randomiser's own delta(eps) ``cap`` and its eps0 ``cap_eps``."""
+    return Method(lambda eps: [Bracket(0.0, min(upper_delta(dec, n, e), cap(e))) for e in eps],
+                  lambda delta: [Bracket(0.0, min(upper_epsilon(dec, n, d), cap_eps))
+                                 for d in delta])
 
 
 def _view_method(view: View, n: int) -> Method:

@@ -69,7 +69,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from shuffle_lib.core import budget
 from shuffle_lib.core import validate as v
+from shuffle_lib.core.constants import MAX_WORK
 
 ROW_TOL = 1e-12          # |row sum - 1| allowed (the CLI contract of --matrix)
 MAX_INPUTS = 256         # matrix rows
@@ -194,6 +196,33 @@ def why_eps0_infinite(R: Sequence[Sequence[float]] | np.ndarray) -> str | None:
             f"{float(R[mass, j]):.6g}, so no finite eps0 holds")
 
 
+LOCAL_WORK = 2 * 10 ** 7
+"""The most entry comparisons (rows^2 x outputs) :func:`matrix_delta` spends."""
+_U = 2.0 ** -53
+
+
+def matrix_delta(R: np.ndarray, eps: float) -> float:
+    """A certified upper end of the local randomiser's own delta(eps), max over ordered pairs of
+    rows of sum_o max(R_i(o) - e^eps R_j(o), 0): the shuffled output is a post-processing of the
+    reports, so its delta(eps) is no larger (one round; Balle et al. 2019, the blanket's premise).
+    Each term is taken with R_i rounded up and e^eps R_j down by 8 ulp, the sum times 1 + 1e-12,
+    and a subnormal entry's absolute rounding (1e-323) times e^eps charged per output; +inf (no
+    cap) when rows^2 x outputs exceeds LOCAL_WORK.
+    """
+    R = v.stochastic_matrix("R", R)
+    eps = v.real("eps", eps, 0.0)
+    k, m = R.shape
+    if k * k * m > LOCAL_WORK:
+        return math.inf
+    e = math.exp(min(eps, 709.0)) * (1 - 8 * _U)
+    best = 0.0
+    for i in range(k):
+        d = np.maximum(R[i][None, :] * (1 + 8 * _U) - e * R, 0.0)
+        best = max(best, float(np.max(d.sum(axis=1))))
+    sub = m * 1e-323 * math.exp(min(eps, 709.0))
+    return min(1.0, best * (1 + 1e-12) + sub)
+
+
 def _ratio_sets(ratio: np.ndarray, sel: np.ndarray, top: float) -> np.ndarray:
     """The outputs of ``sel`` where ``ratio`` is within a relative 1e-9 of its minimum ``top``."""
     return sel & (ratio <= top * (1 + 1e-9))
@@ -276,6 +305,9 @@ def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
 def matrix_decompositions(R: Sequence[Sequence[float]] | np.ndarray) -> list[Decomposition]:
     """One decomposition per unordered pair of distinct rows with distinct (beta, s, a)."""
     R = check_matrix(R, "R")
+    k, m = R.shape
+    budget.check_work(k * (k - 1) / 2 * 2 * k * m, MAX_WORK, "the matrix's pair decompositions",
+                      "give --matrix fewer rows or outputs")
     seen, out = set(), []
     for i in range(R.shape[0]):
         for j in range(i + 1, R.shape[0]):

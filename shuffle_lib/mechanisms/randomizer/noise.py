@@ -331,10 +331,10 @@ def _w_sd(nz: Noise, eps: float) -> float:
     g = nz.gamma
     y = np.linspace(-12, 13, 20001) * max(float(nz.dist.std()), 1e-3) + 0.5 * 0
     L = nz.loss(y)
-    V = g * (np.exp(np.maximum(L, 0)) - np.exp(eps + np.maximum(-L, 0)))
     w = np.minimum(nz.dist.pdf(y), nz.dist.pdf(y - 1.0))
     w = w / w.sum() * g
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):    # inf near eps = 700: sd 1.0 below
+        V = g * (np.exp(np.maximum(L, 0)) - np.exp(eps + np.maximum(-L, 0)))
         m = float(np.dot(w, V))
         var = float(np.dot(w, V**2)) - m * m
     return math.sqrt(max(var, 1e-24)) if math.isfinite(var) else 1.0
