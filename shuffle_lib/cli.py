@@ -387,13 +387,22 @@ def _table(out: dict) -> str:
 
 
 def _csv(out: dict) -> str:
-    """The results as CSV: a header, then one row per target (an infinite end is ``inf``)."""
+    """The results as CSV: a header, then one row per target (an infinite end is ``inf``; the
+    accuracy contract's columns as ``true``/``false``, the half-width, and the limit or nothing)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     cols = list(out["results"][0].keys())
     w.writerow(cols)
+
+    def cell(c: str, x: object) -> str:
+        if isinstance(x, bool):
+            return str(x).lower()
+        if c == "limit":
+            return "" if x is None else str(x)
+        return "inf" if x is None else repr(float(x))
+
     for r in out["results"]:
-        w.writerow(["inf" if r[c] is None else repr(float(r[c])) for c in cols])
+        w.writerow([cell(c, r[c]) for c in cols])
     return buf.getvalue().rstrip("\n")
 
 

@@ -132,9 +132,11 @@ def test_csv_has_a_header_and_one_row_per_target(cli, cli_json):
     r = cli(*args, "--csv")
     assert r.returncode == 0, r.stderr
     rows = [line.split(",") for line in r.stdout.strip().splitlines()]
-    assert rows[0] == ["eps", "delta_lower", "delta_upper"] and len(rows) == 4
+    assert rows[0][:3] == ["eps", "delta_lower", "delta_upper"] and len(rows) == 4
+    assert rows[0][3:] == ["accuracy_met", "half_width", "limit"]   # the accuracy contract
     js = cli_json(*args)["results"]
-    assert [[float(x) for x in row] for row in rows[1:]] == [[j["eps"], j["delta_lower"], j["delta_upper"]] for j in js]
+    assert [[float(x) for x in row[:3]] for row in rows[1:]] == [[j["eps"], j["delta_lower"], j["delta_upper"]] for j in js]
+    assert [row[3] for row in rows[1:]] == [str(j["accuracy_met"]).lower() for j in js]
 
 
 def test_rdp_of_k_rounds_is_k_times_one(cli_json):

@@ -92,14 +92,15 @@ def test_rr_delta_below_the_double_range_has_a_positive_upper_end(capsys):
 def test_positive_floor_is_zero_where_no_loss_exceeds_eps():
     """At eps above every composed loss the exact delta is 0 and the floor leaves 0 alone; below
     the top loss it lifts an underflowed 0 to the least positive double."""
-    m = rr_model(1.0)
-    comps = [(m.pq, 10)]
+    pq = rr_model(1.0).upper[0].pq[0][0]
+    comps = [(pq, 10)]
     assert two_atom.positive_floor(0.0, comps, 10.5) == 0.0
     assert two_atom.positive_floor(0.0, comps, 9.5) == two_atom.TINY
     assert two_atom.positive_floor(0.25, comps, 9.5) == 0.25
 
 
 def test_the_exact_route_refuses_more_atoms_than_its_limit():
-    m = rr_model(1.0)
+    pair = rr_model(1.0).upper[0]
+    pq, qp = pair.pq[0][0], pair.qp[0][0]
     with pytest.raises(ValueError, match="exact two-atom composition"):
-        two_atom.composed([(m.pq, 3000), (m.qp, 3000)], 0.0)
+        two_atom.composed([(pq, 3000), (qp, 3000)], 0.0)

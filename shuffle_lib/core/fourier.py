@@ -721,7 +721,11 @@ def epsilon_bracket(
         if (d < A.DELTA_FLOOR and kw.get("h") is None and not A.met("epsilon", br, acc)
                 and _span_points(pq, qp, acc) <= _REFINE_MAX_POINTS):
             alt = _eps_tilted(pq, qp, [float(d)], low_pq, low_qp, dict(kw, tau=_FLOOR_TAU))[0]
-            out[i] = Bracket(max(br.lower, alt.lower), min(br.upper, alt.upper))
+            # the grid's lower end reads the given PLDs, and a truncated tail they carry as a
+            # finite top atom is trimmed only by the default top cut: with dominated components
+            # given, the refinement may lower the upper end only
+            lo = br.lower if low_pq is not None or low_qp is not None else max(br.lower, alt.lower)
+            out[i] = Bracket(min(lo, alt.upper), min(br.upper, alt.upper))
     return out
 
 
