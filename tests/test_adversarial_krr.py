@@ -339,19 +339,26 @@ def _model_losses(model):
     return [x for pm in pairs for parts in (pm.pq, pm.qp) for pl, _ in parts for x in pl.losses]
 
 
-def build(name, values, K):
-    """The command line's route: the declared parameters checked, then the declaration's build."""
+def _with_matrix_file(values):
+    """``values`` with a matrix written to a JSON file, as the command line reads ``--matrix FILE``
+    (the caller removes the file)."""
     values = dict(values)
-    if "matrix" in values:              # --matrix FILE, as the command line reads it
+    if "matrix" in values:
         fd, path = tempfile.mkstemp(suffix=".json")
         with os.fdopen(fd, "w") as f:
             json.dump({"matrix": values["matrix"]}, f)
         values["matrix"] = path
-        try:
-            return mechanisms.get(name).model(values, K)[1]
-        finally:
-            os.unlink(path)
-    return mechanisms.get(name).model(values, K)[1]
+    return values
+
+
+def build(name, values, K):
+    """The command line's route: the declared parameters checked, then the declaration's build."""
+    values = _with_matrix_file(values)
+    try:
+        return mechanisms.get(name).model(values, K)[1]
+    finally:
+        if "matrix" in values:
+            os.unlink(values["matrix"])
 
 
 def pair_atoms(name, values):
@@ -742,12 +749,7 @@ def test_adversarial_randomizer_delta_with_masses_near_the_double_range(case, da
 def test_adversarial_randomizer_rdp(case):
     """rdp randomizer brackets the true worst-case Renyi divergence over datasets, one round."""
     values, K, R = case
-    values = dict(values)
-    if "matrix" in values:              # --matrix FILE, as the command line reads it
-        fd, path = tempfile.mkstemp(suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump({"matrix": values["matrix"]}, f)
-        values["matrix"] = path
+    values = _with_matrix_file(values)
     try:
         _, brs = mechanisms.get("randomizer").evaluate("rdp", ORDERS, values)
     finally:

@@ -149,14 +149,8 @@ def compose(
     return cg
 
 
-def _compose(
-    components: PLD | Sequence[tuple[PLD, int]],
-    accuracy: float = DEFAULT_ACCURACY,
-    h: float | None = None,
-    max_points: int = DEFAULT_MAX_POINTS,
-    lam: float = 0.0,
-    tau: float = F.TAU,
-) -> F.Composed:
+def _compose(components: PLD | Sequence[tuple[PLD, int]], accuracy: float, h: float | None,
+             max_points: int, lam: float, tau: float) -> F.Composed:
     components = check_components(components)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     max_points = v.integer("max_points", max_points, lo=64, hi=2 ** 26)
@@ -558,7 +552,10 @@ def delta_bracket(
                 # below the floor of the top cut: alone again, the top tail kept to ~1e-300
                 alone = _delta_group(pq, qp, [eps[i]], accuracy, rtol, lows, (low_pq, low_qp),
                                      dict(kw, tau=_FLOOR_TAU))[0]
-                br = Bracket(max(br.lower, alone.lower), min(br.upper, alone.upper))
+                # a finite top atom of truncated mass is trimmed only by the default top cut:
+                # with dominated components given, the refinement lowers the upper end only
+                lo = br.lower if low_pq is not None or low_qp is not None else alone.lower
+                br = Bracket(min(max(br.lower, lo), alone.upper), min(br.upper, alone.upper))
             out[i] = br
     return [out[i] for i in range(len(eps))]
 
@@ -723,9 +720,9 @@ def epsilon_bracket(
             alt = _eps_tilted(pq, qp, [float(d)], low_pq, low_qp, dict(kw, tau=_FLOOR_TAU))[0]
             # the grid's lower end reads the given PLDs, and a truncated tail they carry as a
             # finite top atom is trimmed only by the default top cut: with dominated components
-            # given, the refinement may lower the upper end only
-            lo = br.lower if low_pq is not None or low_qp is not None else max(br.lower, alt.lower)
-            out[i] = Bracket(min(lo, alt.upper), min(br.upper, alt.upper))
+            # given, the refinement lowers the upper end only
+            lo = br.lower if low_pq is not None or low_qp is not None else alt.lower
+            out[i] = Bracket(min(max(br.lower, lo), alt.upper), min(br.upper, alt.upper))
     return out
 
 
