@@ -10,6 +10,7 @@ with wider brackets.
 """
 
 import math
+import os
 
 import exact_oracle as oracle
 import numpy as np
@@ -18,7 +19,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import shuffle_lib as sl
-from shuffle_lib.core import grid
+from shuffle_lib.core import fourier, grid
 
 FAST = dict(deadline=None, derandomize=True, database=None)
 
@@ -276,10 +277,47 @@ def test_power_and_squaring_agree_and_both_certify():
 def test_memory_guard_refuses_before_allocating(monkeypatch):
     """A composition whose grid would exceed MEMORY_LIMIT is refused with the size it needs (issue 17)."""
     monkeypatch.setattr(grid, "MEMORY_LIMIT", 1e6)
+    monkeypatch.setattr(grid, "resident_bytes", lambda: 0.0)   # the grid's own estimate alone
     p, q = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]
     with pytest.raises(ValueError, match=r"GB.*SHUFFLE_LIB_MEMORY_LIMIT"):
         sl.epsilon_bracket([(sl.pld_from_pmfs(p, q), 10)], [(sl.pld_from_pmfs(q, p), 10)], [1e-6], accuracy=1e-6)
     assert grid.check_memory(1000, "x") == 1000
+
+
+def test_memory_guard_counts_what_the_process_holds(monkeypatch):
+    """The limit bounds what the process holds plus what a grid adds: a grid that fits alone is
+    refused beside 3.9 GB already held (delta krr-strong --n 200 --gamma 0.5 --k 2, K = 1000, died
+    under a 4 GiB address-space limit with a 59M-point window estimated at 3.8 GB)."""
+    monkeypatch.setattr(grid, "MEMORY_LIMIT", 4e9)
+    monkeypatch.setattr(grid, "resident_bytes", lambda: 0.0)
+    assert grid.check_memory(10 ** 7, "x") == 10 ** 7
+    monkeypatch.setattr(grid, "resident_bytes", lambda: 3.9e9)
+    with pytest.raises(grid.MemoryLimitError, match="3.9 GB the process holds"):
+        grid.check_memory(10 ** 7, "x")
+
+
+def test_the_resident_set_grows_with_an_array():
+    if not os.path.exists("/proc/self/statm"):
+        pytest.skip("no /proc/self/statm here: resident_bytes reads 0 and the grid's estimate alone counts")
+    held = grid.resident_bytes()
+    big = np.ones(2 * 10 ** 7)          # 160 MB, written
+    assert grid.resident_bytes() >= held + 1e8
+    del big
+
+
+def test_a_grid_refused_for_memory_is_composed_coarser(monkeypatch):
+    """The accuracy-driven route retries a grid the memory guard refuses on a step twice as coarse
+    (certified, with "memory" noted by the callers) instead of failing the query."""
+    p, q = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]
+    comps = [(sl.pld_from_pmfs(p, q), 10)]
+    fine = fourier.compose(comps, accuracy=1e-5)
+    monkeypatch.setattr(grid, "resident_bytes", lambda: 0.0)
+    monkeypatch.setattr(grid, "MEMORY_LIMIT", grid.BYTES_PER_POINT * fine.up.w.size * 0.6)
+    coarse = fourier.compose(comps, accuracy=1e-5)
+    assert coarse.h >= 2 * fine.h
+    e_fine = fourier.epsilon_bracket_one(fine, 1e-6)
+    e_coarse = fourier.epsilon_bracket_one(coarse, 1e-6)
+    assert e_coarse.lower <= e_fine.upper and e_fine.lower <= e_coarse.upper
 
 
 def _width(br):

@@ -66,6 +66,7 @@ _REFINE_MAX_POINTS = 2 ** 22   # delta_bracket's automatic refinement stops at t
 _LAM_MAX = 50.0
 _HOPELESS = 8          # a support this many times max_points grid points at the accuracy's step ...
 _BOUNDED_POINTS = 2 ** 21   # ... is composed on about this many points instead (certified, fast)
+_MEMORY_COARSENINGS = 6    # a grid refused for memory is retried this often, twice as coarse
 
 
 def composed_inf_mass(components: PLD | Sequence[tuple[PLD, int]]) -> float:
@@ -182,6 +183,14 @@ def _compose(components: PLD | Sequence[tuple[PLD, int]], accuracy: float, h: fl
         if real / h > _HOPELESS * max_points:
             max_points = min(max_points, _BOUNDED_POINTS)
         h = max(h, 1.3 * real / max_points)
+    # a grid the memory limit refuses (the Chernoff window can be a few times the estimated
+    # width, and the process already holds other grids): twice as coarse until it fits; each
+    # grid is certified, and the callers note "memory" when the step ends above the fine one
+    for _ in range(_MEMORY_COARSENINGS):
+        try:
+            return F.compose_on_grid(components, h, lam, mode, tau=tau)
+        except F.MemoryLimitError:
+            h *= 2.0
     return F.compose_on_grid(components, h, lam, mode, tau=tau)
 
 

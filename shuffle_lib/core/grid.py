@@ -133,17 +133,31 @@ class MemoryLimitError(ValueError):
 
 def check_memory(points: int, what: str) -> int:
     """Refuse (:class:`MemoryLimitError`, a ValueError) a grid of ``points`` points whose estimated
-    memory exceeds MEMORY_LIMIT, before it is allocated (the estimate is BYTES_PER_POINT per point).
+    memory (BYTES_PER_POINT per point), added to what the process already holds
+    (:func:`resident_bytes`), exceeds MEMORY_LIMIT, before it is allocated.
     """
     points = v.integer("points", points, lo=1)
     need = BYTES_PER_POINT * float(points)
-    if need > MEMORY_LIMIT:
+    held = resident_bytes()
+    if need + held > MEMORY_LIMIT:
         raise MemoryLimitError(
-            f"{what} needs about {points:.3g} grid points, about {need / 1e9:.3g} GB, more than "
-            f"the limit of {MEMORY_LIMIT / 1e9:.3g} GB (SHUFFLE_LIB_MEMORY_LIMIT); take a "
-            f"larger accuracy or fewer compositions."
+            f"{what} needs about {points:.3g} grid points, about {need / 1e9:.3g} GB beside the "
+            f"{held / 1e9:.2g} GB the process holds, more than the limit of "
+            f"{MEMORY_LIMIT / 1e9:.3g} GB (SHUFFLE_LIB_MEMORY_LIMIT); take a larger accuracy or "
+            f"fewer compositions."
         )
     return points
+
+
+def resident_bytes() -> float:
+    """Bytes the process holds in memory now (its resident set, read from /proc/self/statm), or 0
+    where that file does not exist: the memory limit bounds what is held plus what a grid adds."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0.0
+    return float(pages) * os.sysconf("SC_PAGE_SIZE")
 
 
 @dataclass
