@@ -282,6 +282,27 @@ def test_a_composed_randomiser_round_beyond_the_memory_limit_is_refused_before_a
     assert_one_line_refusal(code, err, "--compositions", "memory limit")
 
 
+def test_a_thousand_rounds_whose_window_is_larger_than_estimated_stay_under_4_gb():
+    """krr-strong, n = 200, k = 2, K = 1000: a 59M-point Chernoff window (3.8 GB estimated) beside
+    grids already held died under the 4 GiB address-space limit; the guard now counts the
+    resident set and the composition retries twice as coarse.  Here: an answer, no memory death;
+    the brackets' soundness is the adversarial suites' business."""
+    import resource
+    import subprocess
+    import sys
+
+    def limits():
+        resource.setrlimit(resource.RLIMIT_CPU, (120, 120))
+        resource.setrlimit(resource.RLIMIT_AS, (4 * 2 ** 30, 4 * 2 ** 30))
+    r = subprocess.run([sys.executable, "-m", "shuffle_lib", "delta", "krr-strong", "--n", "200", "--gamma", "0.5",
+                        "--k", "2", "--eps", "0", "700", "--compositions", "1000", "--json"],
+                       capture_output=True, text=True, preexec_fn=limits, timeout=2400)
+    assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr[-2000:])
+    res = json.loads(r.stdout)["results"]
+    assert all(0 < x["delta_lower"] <= x["delta_upper"] <= 1 for x in res)
+    assert res[1]["delta_upper"] < res[0]["delta_lower"]
+
+
 def test_a_matrix_whose_decompositions_would_take_minutes_is_refused_before_they_start(tmp_path):
     """256 x 15000 (within the declared 256 rows and 4e6 entries): 2.5e11 steps of pair
     decompositions; ran past 300 s at n = 1000 and n = 1e8."""
