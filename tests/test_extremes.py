@@ -387,3 +387,21 @@ def run_json_none(argv):
     with contextlib.redirect_stdout(buf):
         code = cli.main([*argv, "--json"])
     return code, json.loads(buf.getvalue()), None
+
+
+def test_the_clones_threshold_at_eps_700_and_a_billion_users_is_silent_and_exact():
+    """delta ldp-shuffle --n 1e9 --eps0 1 --eps 700 wrote 'RuntimeWarning: overflow encountered in
+    multiply' (the closed-form root s (e^eps (2 al + ga) - ...) overflows for s ~ 1e9): the root is
+    +inf there, so the threshold is s + 1 (no a has a loss above 700), and nothing is printed."""
+    import warnings
+
+    import numpy as np
+
+    from shuffle_lib.mechanisms.clones.pairs import loss_threshold
+    s = np.array([0, 1, 10 ** 6, 10 ** 9], dtype=np.int64)
+    e0 = math.exp(1.0)
+    al, be, ga = e0 / (e0 + 1) / 2, 1 / (e0 + 1) / 2, 0.0      # the loss is at most log((2 al) / (2 be)) = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        k = loss_threshold(s, np.full(4, al), np.full(4, be), np.full(4, ga), 700.0)
+    assert list(k) == list(s + 1)

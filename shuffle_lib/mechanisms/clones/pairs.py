@@ -294,7 +294,8 @@ def loss_threshold(
     e = math.exp(eps)
     gap = al - be
     flat = gap <= 0                      # s = 0 of the koskela pair: P_0 = Q_0, loss 0
-    x = s * (e * (2 * al + ga) - 2 * be - ga) / (2 * np.where(flat, 1.0, gap) * (1 + e))
+    with np.errstate(over="ignore"):     # s e^eps beyond the double range: x = +inf, k = s + 1
+        x = s * (e * (2 * al + ga) - 2 * be - ga) / (2 * np.where(flat, 1.0, gap) * (1 + e))
     x = np.where(flat, np.where(eps < 0, -1.0, s + 1.0), x)
     k = np.clip(np.floor(x) + 1, 0, s + 1).astype(np.int64)
 
