@@ -145,7 +145,8 @@ def ledger_line(entries: Sequence[Entry], docname: str) -> nodes.Element:
 
 def _plain(node: nodes.Element) -> str:
     """A cell's text without its raw HTML, letters and digits only (for comparing with an item)."""
-    text = "".join(t.astext() for t in node.findall(nodes.Text) if not isinstance(t.parent, nodes.raw))
+    text = "".join(t.astext() for t in node.findall(nodes.Text)
+                   if not isinstance(t.parent, nodes.raw))
     return re.sub(r"\W", "", text)
 
 

@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT / "_ext"))
 
 import claim_status  # noqa: E402
 
-BOX = re.compile(r"^:::\{admonition\} (?P<title>[^\n]*)\n(?P<opts>(?::\w+:[^\n]*\n)+)(?P<body>.*?)^:::$",
-                 re.M | re.S)
+BOX = re.compile(r"^:::\{admonition\} (?P<title>[^\n]*)\n"
+                 r"(?P<opts>(?::\w+:[^\n]*\n)+)(?P<body>.*?)^:::$", re.M | re.S)
 
 
 def chapter_boxes() -> list[dict]:
@@ -53,7 +53,8 @@ def test_the_chapters_have_claim_boxes():
 
 def test_every_claim_box_has_a_ledger_entry():
     entries = claim_status.entries_by_box(ledger())
-    missing = [f"{b['chapter']}: {b['name']}" for b in chapter_boxes() if not entries.get(b["name"])]
+    missing = [f"{b['chapter']}: {b['name']}" for b in chapter_boxes()
+               if not entries.get(b["name"])]
     assert not missing, f"claim boxes no entry of claims.csv names (column box): {missing}"
 
 
@@ -67,7 +68,8 @@ def test_boxes_type_no_status():
     """The status comes from the ledger only: no box types it in its title or its classes."""
     for b in chapter_boxes():
         assert b["class"].split() == ["claim"], (b["name"], b["class"])
-        assert not re.search(r"\*(reproduced|refuted|ambiguous|out-of-scope)\*\s*$", b["title"]), b["title"]
+        typed = re.search(r"\*(reproduced|refuted|ambiguous|out-of-scope)\*\s*$", b["title"])
+        assert not typed, b["title"]
 
 
 def test_statuses_a_box_names_are_its_entries():
@@ -75,7 +77,8 @@ def test_statuses_a_box_names_are_its_entries():
     status of one of its entries."""
     entries = claim_status.entries_by_box(ledger())
     for b in chapter_boxes():
-        named = set(re.findall(r"(?<!not )\b(reproduced|refuted|ambiguous|out-of-scope)\b", b["body"]))
+        words = r"(?<!not )\b(reproduced|refuted|ambiguous|out-of-scope)\b"
+        named = set(re.findall(words, b["body"]))
         have = {e.status for e in entries.get(b["name"], [])}
         assert named <= have, (b["name"], named - have, have)
 
@@ -99,8 +102,10 @@ def rows_of(text: str) -> list[dict[str, str]]:
 def test_entries_by_box_numbers_rows_per_paper():
     E = claim_status.Entry
     boxes = claim_status.entries_by_box(rows_of(LEDGER))
-    assert boxes == {"box-mixed": [E("000", 1, "refuted"), E("000", 3, "reproduced"), E("000", 4, "refuted")],
-                     "box-one": [E("001", 1, "reproduced"), E("000", 3, "reproduced")]}
+    assert boxes == {
+        "box-mixed": [E("000", 1, "refuted"), E("000", 3, "reproduced"), E("000", 4, "refuted")],
+        "box-one": [E("001", 1, "reproduced"), E("000", 3, "reproduced")],
+    }
     assert E("000", 3, "reproduced").label == "ledger-000-3"
     with pytest.raises(ValueError, match="claims.csv line 2: status"):
         claim_status.entries_by_box(rows_of(HEADER + "000,x,proved,a,,n,numeric,b\n"))
@@ -109,7 +114,8 @@ def test_entries_by_box_numbers_rows_per_paper():
 def test_a_mixed_box_shows_each_status_with_its_rows():
     boxes = claim_status.entries_by_box(rows_of(LEDGER))
     mixed, one = boxes["box-mixed"], boxes["box-one"]
-    assert claim_status.box_class(mixed) == "claim-mixed" and claim_status.box_class(one) == "claim-reproduced"
+    assert claim_status.box_class(mixed) == "claim-mixed"
+    assert claim_status.box_class(one) == "claim-reproduced"
     assert [(s, [e.k for e in es]) for s, es in claim_status.by_status(mixed)] == [
         ("reproduced", [3]), ("refuted", [1, 4])]
     line = claim_status.ledger_line(mixed, "chapters/a")
@@ -178,7 +184,8 @@ def build(tmp_path: pathlib.Path, index: str = INDEX, ledger_rst: str | None = N
 
 def badges(html: str, name: str) -> list[str]:
     """The statuses in the title of the box ``name``."""
-    box = re.search(rf'<div class="([^"]*)" id="{name}">\s*<p class="admonition-title">(.*?)</p>', html, re.S)
+    box = re.search(rf'<div class="([^"]*)" id="{name}">\s*<p class="admonition-title">(.*?)</p>',
+                    html, re.S)
     assert box, f"no box {name}"
     return re.findall(r'class="claim-status claim-status-([a-z-]+)"', box[2])
 
@@ -196,7 +203,8 @@ def test_sphinx_marks_boxes_and_links_rows(tmp_path):
     assert 'href="ledger.html#ledger-001-1"' in html
     assert re.search(r'href="ledger.html#tbl-ledger-000"[^>]*><span[^>]*>Table 1</span>', html)
     page = (tmp_path / "html" / "ledger.html").read_text()
-    assert re.search(r'<tr[^>]* id="ledger-000-3"', page) and re.search(r'<tr[^>]* id="ledger-001-1"', page)
+    assert re.search(r'<tr[^>]* id="ledger-000-3"', page)
+    assert re.search(r'<tr[^>]* id="ledger-001-1"', page)
 
 
 @pytest.mark.parametrize("fault, message", [
@@ -213,7 +221,8 @@ def test_sphinx_warns_on_a_ledger_the_boxes_disagree_with(tmp_path, fault, messa
         csv_text = LEDGER.replace("box-mixed;box-one", "box-mixed")
         csv_text = csv_text.replace(",box-one\n", ",\n")
     elif fault == "typed status":
-        index = INDEX.replace(":class: claim\n   :name: box-one", ":class: claim claim-refuted\n   :name: box-one")
+        index = INDEX.replace(":class: claim\n   :name: box-one",
+                              ":class: claim claim-refuted\n   :name: box-one")
     elif fault == "unknown box":
         csv_text = LEDGER.replace("Lemma 2,reproduced,chapters/a.md,,n,numeric,",
                                   "Lemma 2,reproduced,chapters/a.md,,n,numeric,box-gone")
