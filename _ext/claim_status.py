@@ -198,12 +198,13 @@ class ClaimStatus(SphinxTransform):
 
     def label_rows(self, rows: list[dict[str, str]]) -> None:
         """Row k of the table ``tbl-ledger-<seed>`` gets the label ``ledger-<seed>-<k>``, once its
-        text is checked against the k-th entry of that paper."""
+        text is checked against the k-th entry of that paper (``seed`` a key of the file)."""
+        seeds = {TABLE_PREFIX + r["seed"]: r["seed"] for r in rows}
         for table in self.document.findall(nodes.table):
-            ids = [i for i in table["ids"] if i.startswith(TABLE_PREFIX)]
+            ids = [i for i in table["ids"] if i in seeds]    # not the page's other tables
             if not ids:
                 continue
-            seed = ids[0][len(TABLE_PREFIX):]
+            seed = seeds[ids[0]]
             items = [r["item"] for r in rows if r["seed"] == seed]
             body = table.next_node(nodes.tbody)
             trs = [] if body is None else [r for r in body.children if isinstance(r, nodes.row)]

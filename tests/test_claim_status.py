@@ -159,7 +159,9 @@ def ledger_page(items_000=("Lemma 1", "Lemma 2", "Lemma 3", "Lemma 4")) -> str:
         rows = "".join(f"   * - {i}\n     - x\n" for i in items)
         return (f".. list-table:: Paper {seed}\n   :name: tbl-ledger-{seed}\n   :header-rows: 1\n\n"
                 f"   * - claim\n     - status\n{rows}\n")
-    return "Ledger\n======\n\n" + table("000", items_000) + table("001", ["Lemma 9"])
+    # tbl-ledger-counts: a table of the page that is no paper's
+    return ("Ledger\n======\n\n" + table("counts", ["7"]) + table("000", items_000)
+            + table("001", ["Lemma 9"]))
 
 
 def build(tmp_path: pathlib.Path, index: str = INDEX, ledger_rst: str | None = None,
@@ -201,7 +203,7 @@ def test_sphinx_marks_boxes_and_links_rows(tmp_path):
     for k in (1, 3, 4):
         assert re.search(rf'href="ledger.html#ledger-000-{k}"[^>]*><span[^>]*>{k}</span>', html), k
     assert 'href="ledger.html#ledger-001-1"' in html
-    assert re.search(r'href="ledger.html#tbl-ledger-000"[^>]*><span[^>]*>Table 1</span>', html)
+    assert re.search(r'href="ledger.html#tbl-ledger-000"[^>]*><span[^>]*>Table 2</span>', html)
     page = (tmp_path / "html" / "ledger.html").read_text()
     assert re.search(r'<tr[^>]* id="ledger-000-3"', page)
     assert re.search(r'<tr[^>]* id="ledger-001-1"', page)
