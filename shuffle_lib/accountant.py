@@ -80,7 +80,7 @@ class ShuffledEvent(dp_event.DpEvent):
     ``params`` holds the declared parameters, validated by ``mechanisms.get(mechanism).checked``
     (defaults filled in, declaration order) as ``((name, value), ...)``; a bad or missing one is a
     ValueError naming it and its range.  ``ShuffledEvent(mechanism, params=...)`` (a mapping or
-    pairs) is the form ``DpEvent.from_named_tuple`` uses.  The mechanism's seed and equation:
+    pairs) is the form ``DpEvent.from_named_tuple`` uses.  The mechanism's paper and equation:
     ``mechanisms.get(mechanism).source``.
     """
 

@@ -282,3 +282,34 @@ def test_page_reads_in_a_browser(page, path):
     cdp, session = page
     problems = _problems(cdp, session, path)
     assert not problems, f"{path.relative_to(HTML)}:\n  " + "\n  ".join(problems)
+
+
+def test_claim_badges_match_the_ledger():
+    """Every paper's claim box of the built book shows the statuses of its ledger entries
+    (``claims.csv``, column ``box``) and links exactly their rows, which the ledger page has
+    (``_ext/claim_status.py``); no browser needed."""
+    if HTML is None:
+        pytest.skip("no book named: make test builds one and runs this check with SHUFFLE_BOOK_HTML=_build/html")
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "_ext"))
+    import claim_status
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    want = claim_status.entries_by_box(claim_status.read_ledger(root / "claims.csv"))
+    ledger = (HTML / "chapters" / "90_ledger.html").read_text()
+    box = re.compile(r'<div class="([^"]*\bclaim\b[^"]*)" id="([^"]+)">(.*?)<p class="claim-ledger">(.*?)</div>',
+                     re.S)
+    seen = set()
+    for path in PAGES:
+        for classes, name, head, line in box.findall(path.read_text()):
+            seen.add(name)
+            entries = want.get(name, [])
+            title = re.search(r'<p class="admonition-title">(.*?)</p>', head, re.S)
+            shown = re.findall(r'claim-status-([a-z-]+)"', title[1] if title else "")
+            assert shown == [s for s, _ in claim_status.by_status(entries)], (path.name, name, shown)
+            assert claim_status.box_class(entries) in classes.split(), (path.name, name, classes)
+            links = set(re.findall(r'90_ledger\.html#(ledger-[0-9a-z]+-[0-9]+)"', line))
+            assert links == {e.label for e in entries}, (path.name, name, links)
+            assert all(f'id="{label}"' in ledger for label in links), (name, links)
+    assert seen == set(want), f"boxes the ledger names but the book does not show: {set(want) - seen}"

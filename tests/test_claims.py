@@ -90,8 +90,10 @@ def _label_exists(path, label):
 def test_header_and_values():
     rs = rows()
     assert rs, "the ledger is empty"
-    assert list(rs[0].keys()) == ["seed", "item", "status", "settled_by", "results", "note", "check"]
+    assert list(rs[0].keys()) == ["seed", "item", "status", "settled_by", "results", "note", "check", "box"]
     for r in rs:
+        # box: the names of the chapters' claim boxes that state the entry (tests/test_claim_status.py)
+        assert all(re.fullmatch(r"[a-z][a-z0-9-]*", b) for b in r["box"].split(";") if b), r
         assert r["seed"] in SEEDS | {LITERATURE}, r
         assert r["status"] in STATUSES, r
         assert r["check"] in CHECKS, r

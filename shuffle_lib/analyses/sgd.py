@@ -10,7 +10,7 @@ noise (Chen et al. 2024, Alg. 1 lines 6-11):
     clip(g) = g / max(1, ||g||_1 / C).
 
 Prop. 3 (Laplace mechanism): noise Lap(Delta_1/eps0) per coordinate is eps0-DP for inputs whose
-outputs differ by at most Delta_1 in l1.  The seed takes Delta_1 = 2C/m (one record changed);
+outputs differ by at most Delta_1 in l1.  Chen et al. take Delta_1 = 2C/m (one record changed);
 the shuffle theorems need every client's report to be eps0-LDP against *any* other block, for
 which Delta_1 = 2C k/m with k = n/m records per block (:func:`laplace_scale`).  Both agree
 when k = 1 (m = n), the setting of our experiments.

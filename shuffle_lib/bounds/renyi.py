@@ -59,8 +59,7 @@ def girgis_upper_full(n: int, eps0: float, lam: int | Sequence[int] | np.ndarray
                  eps0}))^{j/2} + exp(eps0 lam - (n-1)/(8 e^eps0)) ),   nbar = floor((n-1)/(2
                  e^eps0)) + 1.
 
-    Source: the paper itself was not reachable here.  The formula is read from the first author's
-    public notebook
+    Source: the formula as the first author's public notebook computes it
     (github.com/Antonious-Grigis/Shuffled-Model-of-Differential-Privacy-in-Federated- Learning,
     Privacy_Analysis.ipynb at commit 08508a5, the function headed "1st Upper bound Theorem1" and
     plotted there as "RDP[GDD+21]"); that notebook uses (n-1)/(2 e^eps0) + 1 without the floor,

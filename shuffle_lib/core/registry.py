@@ -1,7 +1,7 @@
 """The mechanism registry: each mechanism declared once, as data, and read by everything else.
 
 A :class:`Mechanism` names its parameters (:class:`Param`: type, allowed range, which direction is
-more private, help text), its source (seed and equation) and one ``build(**params)`` returning a
+more private, help text), its source (paper and equation) and one ``build(**params)`` returning a
 :class:`~shuffle_lib.core.types.Model`.  The command line, the evaluation
 of brackets (:mod:`shuffle_lib.core.evaluate`), calibration, the Renyi route and the atlas chapter
 are generated from these declarations; a mechanism module never parses arguments itself.

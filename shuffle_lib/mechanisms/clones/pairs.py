@@ -17,7 +17,7 @@ and differs in the clone probability and in what the differing user adds:
   (true for binary and k-ary randomised response, false for general randomisers;
   the erratum's restriction).  Opt-in only.
 * ``"koskela"``: Koskela et al. 2021, eq. 5.1 as printed, P = (A+Delta, C-A), Q = (A, C-A+Delta),
-  p_clone = e^-eps0.  No derivation is given in the seed; it is looser than "fmt21"
+  p_clone = e^-eps0.  The paper gives no derivation; it is looser than "fmt21"
   (its delta is larger in every case we computed, and at n = 1 it is not even eps0-DP).
 
 In every pair the total count S = a+b has the same law under P and Q and, given S = s,

@@ -117,10 +117,10 @@ def chen_pmfs(n: int, eps0: float, p_delta: float | None = None) -> tuple[np.nda
     """Chen et al. 2024, App. A.1 (proof of Thm 1): P2 = (A+Delta, C-A+1-Delta), Q2 = (A+1-Delta,
     C-A+Delta),
 
-    C ~ Bin(n-1, e^-eps0), A ~ Bin(C, 1/2), Delta ~ Bern(p_delta), p_delta = e^-eps0 by default (the
-    seed's); FMT21 has p_delta = e^eps0/(e^eps0+1); p_delta = 1 gives P = (A+1, C-A), Q = (A,
-    C-A+1). Atoms (s, a), s = C+1 in 1..n, a in 0..s, flattened as in clone_pld.clone_pmfs; O(n^2),
-    n <= 3000.
+    C ~ Bin(n-1, e^-eps0), A ~ Bin(C, 1/2), Delta ~ Bern(p_delta), p_delta = e^-eps0 by default
+    (Chen et al.'s); FMT21 has p_delta = e^eps0/(e^eps0+1); p_delta = 1 gives P = (A+1, C-A),
+    Q = (A, C-A+1). Atoms (s, a), s = C+1 in 1..n, a in 0..s, flattened as in
+    clone_pld.clone_pmfs; O(n^2), n <= 3000.
     """
     n = v.integer("n", n, lo=1, hi=3000)
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
