@@ -653,10 +653,13 @@ def _cpow(z, k):
     out, base = None, z
     while k:
         if k & 1:
-            out = base.copy() if out is None else out * base
+            if out is None:
+                out = base.copy()
+            else:
+                out *= base
         k >>= 1
         if k:
-            base = base * base
+            base = base * base if base is z else np.multiply(base, base, out=base)
     return out
 
 
@@ -681,29 +684,69 @@ def _grid_delta(g, h, lam, x):
 
 
 def _suffix_sums(cg, side):
-    """Cached log tail sums (s, log sum_{i>=j} m_i, log sum_{i>=j} m_i e^{-s_i}) over s >= -1, for
-    fast reads (in logs: at losses in the thousands e^{-s} underflows, and a read of 0 would steer
-    the eps search of 10^6 rounds to a lower end of 0)."""
+    """Cached block tail sums for fast reads over s >= -1: (start, block size B, log sum_{i>=j} m_i
+    and log sum_{i>=j} m_i e^{-s_i} at every block start j).
+
+    In logs (at losses in the thousands e^{-s} underflows, and a read of 0 would steer the eps
+    search of 10^6 rounds to a lower end of 0), but with no transcendental per grid point: m_i =
+    e^{logscale - lam s_i} w_i, and inside a block of B points e^{-lam (s_i - s_j)} is one vector
+    of B factors, so each block's sum (its weights scaled by their largest) is a product with it,
+    accurate to a few ulp as long as (lam + 1) h B <= 64 (factors >= e^{-64}); the blocks' logs
+    are then summed from the top.  A read adds the partial block in logs.
+    """
     if side not in cg.cache:
-        g = cg.up if side == "up" else cg.low
-        start = min(max(math.ceil(-1.0 / cg.h) - g.offset, 0), g.w.size)
-        s = _grid_s(g, cg.h, start)
-        lm = _untilted_log(g.w[start:], g.logscale, cg.lam, s)
-        with np.errstate(invalid="ignore"):   # logaddexp(-inf, -inf) is -inf, as wanted
-            lt0 = np.logaddexp.accumulate(lm[::-1])[::-1]
-            lt1 = np.logaddexp.accumulate((lm - s)[::-1])[::-1]
-        cg.cache[side] = (s, lt0, lt1)
+        g, h, lam = (cg.up if side == "up" else cg.low), cg.h, cg.lam
+        start = min(max(math.ceil(-1.0 / h) - g.offset, 0), g.w.size)
+        size = int(max(1, min(_READ_BLOCK, 64.0 / ((lam + 1.0) * h))))
+        w = g.w[start:]
+        nb = -(-w.size // size)
+        wb = np.zeros(nb * size)
+        wb[: w.size] = w
+        wb = wb.reshape(nb, size)
+        k = np.arange(size) * h
+        s0 = (g.offset + start + np.arange(nb) * size) * h   # each block's first loss
+        top = wb.max(axis=1)            # each block scaled by its largest weight: no subnormals
+        wb /= np.where(top > 0, top, 1.0)[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ltop = np.log(top) + g.logscale
+            l0 = np.log(np.sum(wb * np.exp(-lam * k), axis=1)) + ltop - lam * s0
+            l1 = np.log(np.sum(wb * np.exp(-(lam + 1.0) * k), axis=1)) + ltop - (lam + 1.0) * s0
+            # logaddexp(-inf, -inf) is -inf, as wanted
+            lt0 = np.logaddexp.accumulate(l0[::-1])[::-1]
+            lt1 = np.logaddexp.accumulate(l1[::-1])[::-1]
+        cg.cache[side] = (start, size, lt0, lt1)
     return cg.cache[side]
 
 
+_READ_BLOCK = 256     # grid points per block of the fast reads' tail sums
+
+
 def _fast_grid_delta(cg, side, x):
-    """Approximate sum_i m_i (1 - e^{x - s_i})_+ (x >= -1) in O(log M): steers, certifies
+    """Approximate sum_i m_i (1 - e^{x - s_i})_+ (x >= -1) in O(block): steers, certifies
     nothing."""
-    s, lt0, lt1 = _suffix_sums(cg, side)
-    j = int(np.searchsorted(s, x, side="right"))
-    if j >= s.size or not math.isfinite(lt0[j]) or not math.isfinite(lt1[j]):
+    g, h = (cg.up if side == "up" else cg.low), cg.h
+    start, size, lt0, lt1 = _suffix_sums(cg, side)
+    # first index j >= start with s_j > x (the grid's own products, as _grid_delta compares them)
+    j = min(max(start, math.floor(x / h - g.offset) + 1), g.w.size)
+    while j > start and (g.offset + j - 1) * h > x:
+        j -= 1
+    while j < g.w.size and (g.offset + j) * h <= x:
+        j += 1
+    if j >= g.w.size:
         return 0.0
-    return math.exp(min(float(lt0[j]), 700.0)) * -math.expm1(min(x + float(lt1[j] - lt0[j]), 0.0))
+    b = (j - start) // size
+    end = min(start + (b + 1) * size, g.w.size)
+    s = (g.offset + np.arange(j, end)) * h
+    with np.errstate(divide="ignore"):
+        lm = np.log(g.w[j:end]) + g.logscale - cg.lam * s
+        a0 = np.logaddexp.reduce(lm)
+        a1 = np.logaddexp.reduce(lm - s)
+    if b + 1 < lt0.size:
+        a0, a1 = np.logaddexp(a0, lt0[b + 1]), np.logaddexp(a1, lt1[b + 1])
+    a0, a1 = float(a0), float(a1)
+    if not math.isfinite(a0) or not math.isfinite(a1):
+        return 0.0
+    return math.exp(min(a0, 700.0)) * -math.expm1(min(x + a1 - a0, 0.0))
 
 
 def hoeffding_t(c: float, h: float, K: int) -> float:
