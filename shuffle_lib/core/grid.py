@@ -123,6 +123,7 @@ UPDOWN_MAX_K = 32         # up/down rounding for K <= this, mean-preserving abov
 MEMORY_LIMIT = float(os.environ.get("SHUFFLE_LIB_MEMORY_LIMIT", 4e9))
 """Bytes a composition may allocate (default 4 GB; the environment variable SHUFFLE_LIB_MEMORY_LIMIT
 sets it at import, or assign ``grid.MEMORY_LIMIT``): above it :func:`check_memory` refuses."""
+_READ_BLOCK = 256         # grid points per block of the tail sums (_TopTail, _suffix_sums)
 BYTES_PER_POINT = 64      # window, folded input, three half spectra, output and its copy (float64)
 
 
@@ -229,6 +230,73 @@ def _tilt(w_mass, offset, h, lam):
     return np.exp(lw - c), c
 
 
+def _block_log_sums(w: np.ndarray, size: int, rate: float) -> np.ndarray:
+    """log sum_k w_{b size + k} e^{rate k} for each block b of ``size`` consecutive points of w (the
+    last block may be short), with abs(rate) size <= 64: no transcendental per point.
+
+    Weights lie in [0, 1]; a block whose sum is below 1e-200 is summed again scaled by its largest
+    weight (its products would otherwise be subnormal); -inf for an empty block.
+    """
+    nfull = w.size // size
+    rows = [w[: nfull * size].reshape(nfull, size)]
+    if w.size > nfull * size:
+        last = np.zeros((1, size))
+        last[0, : w.size - nfull * size] = w[nfull * size:]
+        rows.append(last)
+    f = np.exp(rate * np.arange(size))
+    sums = np.concatenate([np.einsum("ij,j->i", r, f) for r in rows])
+    with np.errstate(divide="ignore"):
+        out = np.log(sums)
+        small = np.nonzero(sums < 1e-200)[0]
+        if small.size:
+            blocks = np.concatenate([r[small[(k0 <= small) & (small < k0 + r.shape[0])] - k0]
+                                     for r, k0 in zip(rows, (0, nfull))])
+            top = blocks.max(axis=1)
+            scaled = np.einsum("ij,j->i", blocks / np.where(top > 0, top, 1.0)[:, None], f)
+            out[small] = np.log(scaled) + np.log(top)
+    return out
+
+
+class _TopTail:
+    """Untilted masses m_i = w_i e^{logscale - lam s_i} of a grid's top points, summed from the top.
+
+    Blocks of B points from the top: inside one, e^{-lam s_i} is e^{-lam s} of its top point times
+    one vector of B factors e^{lam h t} <= e^{64}, so a block's mass is a product of its weights
+    with that vector (:func:`_block_log_sums`); the block holding a cut is summed point by point.
+    Sums of positive terms: a few ulp relative, as the pointwise cumulative sum it replaces.
+    """
+
+    def __init__(self, g: _Grid, h: float, lam: float) -> None:
+        self.g, self.h, self.lam = g, h, lam
+        self.size = size = int(max(1, min(_READ_BLOCK, 64.0 / max(lam * h, 1e-300))))
+        lb = _block_log_sums(g.w[::-1], size, lam * h)
+        s0 = (g.offset + g.w.size - 1 - np.arange(lb.size) * size) * h    # each block's top loss
+        lb += g.logscale - lam * s0
+        self.cum = np.cumsum(np.exp(np.minimum(lb, 700.0)))    # mass of the top b + 1 blocks
+
+    def _points(self, b: int) -> np.ndarray:
+        """Cumulative masses through block b, point by point (from the top)."""
+        g, size = self.g, self.size
+        hi = g.w.size - b * size
+        lo = max(hi - size, 0)
+        s = (g.offset + np.arange(lo, hi)) * self.h
+        lm = _untilted_log(g.w[lo:hi], g.logscale, self.lam, s)
+        base = float(self.cum[b - 1]) if b > 0 else 0.0
+        return base + np.cumsum(np.exp(np.minimum(lm[::-1], 700.0)))
+
+    def count_within(self, tau: float) -> int:
+        """The most top points whose summed mass is <= tau."""
+        b = int(np.searchsorted(self.cum, tau, side="right"))
+        if b >= self.cum.size:
+            return self.g.w.size
+        return b * self.size + int(np.searchsorted(self._points(b), tau, side="right"))
+
+    def mass(self, n: int) -> float:
+        """The summed mass of the top n >= 1 points."""
+        b, r = divmod(n, self.size)
+        return float(self.cum[b - 1]) if r == 0 else float(self._points(b)[r - 1])
+
+
 def _trim(g, h, lam, tau_top, noise=0.0):
     """Trim both tails (module docstring, point 3).
 
@@ -244,16 +312,8 @@ def _trim(g, h, lam, tau_top, noise=0.0):
         int(np.searchsorted(c_low, max(TAU * c_low[-1], 0.1 * noise), side="right")), w.size - 1
     )
     dropped = float(c_low[i - 1]) if i > 0 else 0.0
-    c_top, n_top, block = np.zeros(0), 0, 1 << 14
-    while True:  # untilted top-tail masses, read from the top in growing blocks
-        lo = max(w.size - block, 0)
-        lm = _untilted_log(w[lo:], g.logscale, lam, _grid_s(g, h, lo))
-        c_top = np.cumsum(np.exp(np.minimum(lm[::-1], 700.0)))
-        n_top = int(np.searchsorted(c_top, tau_top, side="right"))
-        if n_top < c_top.size or lo == 0:
-            break
-        block *= 4
-    n_top = min(n_top, w.size - 1 - i)
+    tail = _TopTail(g, h, lam)
+    n_top = min(tail.count_within(tau_top), w.size - 1 - i)
     if lam > 0 and g.err > 0 and n_top > 0:
         # the cut's error cost err e^{logscale - lam s} must be <= tau_top, or <= 1e-3 of the
         # error's cost at the tilted peak (where the delta of interest lives)
@@ -267,7 +327,7 @@ def _trim(g, h, lam, tau_top, noise=0.0):
         n_top = min(n_top, max(w.size - first_ok - 1, 0))
     top, j = g.top, w.size - n_top
     if n_top > 0:
-        top += float(c_top[n_top - 1]) + g.err * math.exp(
+        top += tail.mass(n_top) + g.err * math.exp(
             min(g.logscale - lam * (g.offset + j) * h, 0.0)
         )
     return _Grid(
@@ -690,35 +750,23 @@ def _suffix_sums(cg, side):
     In logs (at losses in the thousands e^{-s} underflows, and a read of 0 would steer the eps
     search of 10^6 rounds to a lower end of 0), but with no transcendental per grid point: m_i =
     e^{logscale - lam s_i} w_i, and inside a block of B points e^{-lam (s_i - s_j)} is one vector
-    of B factors, so each block's sum (its weights scaled by their largest) is a product with it,
-    accurate to a few ulp as long as (lam + 1) h B <= 64 (factors >= e^{-64}); the blocks' logs
-    are then summed from the top.  A read adds the partial block in logs.
+    of B factors, so each block's sum is a product with it (:func:`_block_log_sums`, (lam + 1) h B
+    <= 64); the blocks' logs are then summed from the top.  A read adds the partial block in logs.
     """
     if side not in cg.cache:
         g, h, lam = (cg.up if side == "up" else cg.low), cg.h, cg.lam
         start = min(max(math.ceil(-1.0 / h) - g.offset, 0), g.w.size)
         size = int(max(1, min(_READ_BLOCK, 64.0 / ((lam + 1.0) * h))))
         w = g.w[start:]
-        nb = -(-w.size // size)
-        wb = np.zeros(nb * size)
-        wb[: w.size] = w
-        wb = wb.reshape(nb, size)
-        k = np.arange(size) * h
-        s0 = (g.offset + start + np.arange(nb) * size) * h   # each block's first loss
-        top = wb.max(axis=1)            # each block scaled by its largest weight: no subnormals
-        wb /= np.where(top > 0, top, 1.0)[:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ltop = np.log(top) + g.logscale
-            l0 = np.log(np.sum(wb * np.exp(-lam * k), axis=1)) + ltop - lam * s0
-            l1 = np.log(np.sum(wb * np.exp(-(lam + 1.0) * k), axis=1)) + ltop - (lam + 1.0) * s0
+        s0 = (g.offset + start + np.arange(-(-w.size // size)) * size) * h   # blocks' first losses
+        l0 = _block_log_sums(w, size, -lam * h) + g.logscale - lam * s0
+        l1 = _block_log_sums(w, size, -(lam + 1.0) * h) + g.logscale - (lam + 1.0) * s0
+        with np.errstate(invalid="ignore"):
             # logaddexp(-inf, -inf) is -inf, as wanted
             lt0 = np.logaddexp.accumulate(l0[::-1])[::-1]
             lt1 = np.logaddexp.accumulate(l1[::-1])[::-1]
         cg.cache[side] = (start, size, lt0, lt1)
     return cg.cache[side]
-
-
-_READ_BLOCK = 256     # grid points per block of the fast reads' tail sums
 
 
 def _fast_grid_delta(cg, side, x):
