@@ -184,7 +184,7 @@ def log_masses(pld: PLD) -> tuple[float, float]:
     a = pld.inf_mass
     if a <= 0.0:
         return 0.0, 0.0
-    t1 = math.fsum(np.concatenate([pld.probs, [a, -1.0]]))   # T - 1, correctly rounded
+    t1 = pld.mass_less_one   # T - 1, correctly rounded
     return (math.log1p(-a / (1.0 + t1)) if a < 1.0 + t1 else -math.inf), math.log1p(t1)
 
 
@@ -527,7 +527,7 @@ def _frac_hist(pld, h):
     b = np.minimum((f * _FRAC_BINS).astype(np.int64), _FRAC_BINS - 1)
     m = np.bincount(b, weights=pld.probs, minlength=_FRAC_BINS)
     # the rest: +inf mass and whatever makes the total max(1, T)
-    fin = math.fsum(pld.probs)
+    fin = pld.finite_mass
     return m, max(0.0, max(1.0, fin + pld.inf_mass) - fin) * (1 + 4 * _U)
 
 
