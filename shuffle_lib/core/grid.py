@@ -613,7 +613,7 @@ def _log_chernoff(blocks, x, upper, rho=0.0, theta_max=400.0):
         r = sgn * theta + rho
         tot = -sgn * theta * x
         for (lw, lo, hi), c in blocks:
-            e = lw + np.maximum(r * lo, r * hi)
+            e = lw + r * (hi if r >= 0 else lo)     # the larger end value (hi >= lo)
             mx = float(e.max())
             tot += c * (mx + math.log(float(np.exp(e - mx).sum())))
         return tot
@@ -643,19 +643,22 @@ def _power_compose(gs, h, lam, max_points, tau=TAU):
     blocks = [(_blocks(b, o, h, size), c) for b, o, _, _, c in norm]
     ls_sum = sum(c * ls for _, _, ls, _, c in norm)
     def window(z):
+        """(ok, (a, e, b_lo, b_hi, u_hi)); the bounds after the first that fails are not computed
+        (a window that fails is never used)."""
         a = max(lo_all, math.floor(mu - z * sd) - 8)
         e = min(hi_all, math.ceil(mu + z * sd) + 8)
         b_lo = 0.0 if a <= lo_all else math.exp(_log_chernoff(blocks, a * h, False))
+        if b_lo > _WIN_TAIL:
+            return False, None
         b_hi = 0.0 if e >= hi_all else math.exp(_log_chernoff(blocks, (e + 1) * h, True))
+        if b_hi > _WIN_TAIL:
+            return False, None
         u_hi = (
             0.0
             if e >= hi_all
             else math.exp(min(ls_sum + _log_chernoff(blocks, (e + 1) * h, True, -lam), 0.0))
         )
-        ok = (b_lo <= _WIN_TAIL and b_hi <= _WIN_TAIL and u_hi <= tau * 1e-2) or (
-            a <= lo_all and e >= hi_all
-        )
-        return ok, (a, e, b_lo, b_hi, u_hi)
+        return u_hi <= tau * 1e-2, (a, e, b_lo, b_hi, u_hi)
 
     # the narrowest window (z to within 3 %) whose Chernoff bounds pass: the FFT's length is its
     # cost
