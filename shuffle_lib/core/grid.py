@@ -613,9 +613,11 @@ def _log_chernoff(blocks, x, upper, rho=0.0, theta_max=400.0):
         r = sgn * theta + rho
         tot = -sgn * theta * x
         for (lw, lo, hi), c in blocks:
-            e = lw + r * (hi if r >= 0 else lo)     # the larger end value (hi >= lo)
+            e = np.multiply(hi if r >= 0 else lo, r)     # the larger end value (hi >= lo)
+            e += lw
             mx = float(e.max())
-            tot += c * (mx + math.log(float(np.exp(e - mx).sum())))
+            e -= mx
+            tot += c * (mx + math.log(float(np.exp(e, out=e).sum())))
         return tot
 
     from scipy.optimize import minimize_scalar
