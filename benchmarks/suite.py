@@ -1,6 +1,7 @@
 """The whole benchmark table in one run (one round against Apple, compositions against dp_accounting, the exact evaluators): prints a table, never pass/fail.
 
-    python benchmarks/suite.py [--apple DIR] [--repeats 3] [--quick] [--peer-timeout 300] [--once-above 20]
+    python benchmarks/suite.py [--apple DIR] [--repeats 3] [--quick] [--sections abc] [--peer-timeout 300]
+                               [--once-above 20]
 
 Workloads, all eps(delta = 1e-6) through the command line's route in process
 (``shuffle_lib.mechanism_brackets``, what ``python -m shuffle_lib epsilon ...`` calls, without the
@@ -11,9 +12,13 @@ interpreter start-up):
     code, ``computeamplification.py`` of ``apple/ml-shuffling-amplification``; num_iterations = 10,
     step = 100 as in its example.py): its upper and its lower bound, the peer's seconds being both
     calls together (a bracket against a bracket).
-(b) ``ldp-shuffle`` compositions K in {1, 10, 100} at n = 1e4, eps0 = 4 against Google's
-    dp_accounting at matched accuracy, through ``benchmarks/compositions.py``'s own functions
-    (:func:`_compositions`, the adapter, reads them by name).
+(b) against Google's dp_accounting at matched accuracy, through ``benchmarks/compositions.py``'s
+    own functions (:func:`_compositions`, the adapter): ``ldp-shuffle`` compositions K in
+    {1, 10, 100, 1000} at n = 1e4, eps0 = 4, a 3-outcome custom pair at K = 10, and chapter 9's
+    accountant pipeline (30 rounds of ``ldp-shuffle`` with the stronger clones pair at n = 1e5,
+    eps0 = 4, and 4 Gaussian releases: ``ShuffleAccountant`` against dp_accounting's own PLDs
+    composed and read).  The summary gives each ratio by wall and by CPU time (targets: 4x for
+    the compositions, 2x for the pipeline).
 (c) the exact evaluators, no peer: ``krr-strong`` / ``krr-weak`` (gamma = 0.853, k = 4) at
     n = 1e4 and 1e5 (``krr-weak`` also at 1e6 and 1e7: blocks of b), ``bitflip --m worst`` at n = 1e4 (q = 0.01) and 1e6 (q = 0.001), the
     ``randomizer`` k-RR (k = 10, eps0 = 1 and 4) at n = 1e4 (its peers: benchmarks/randomizers.py).
@@ -27,7 +32,7 @@ once, untimed, before the first row).  A peer not given or not importable says s
 column.  A peer call longer than ``--peer-timeout`` seconds is stopped (SIGALRM) and its column
 says so, the ratio then being a lower bound (">="); a peer run longer than ``--once-above``
 seconds is not repeated (Apple's code takes minutes at some sizes).  ``--quick``: a subset that
-runs in under a minute.  Neither peer is part of this project: fetch Apple's repository yourself,
+runs in under a minute; ``--sections b``: section (b) alone.  Neither peer is part of this project: fetch Apple's repository yourself,
 and ``pip install dp-accounting`` into a scratch environment (never into the project's).
 """
 
@@ -66,6 +71,7 @@ class Row:
     peer: Callable[[], tuple[str, float]] | None     # -> (value text, value for the table)
     peer_name: str = ""
     missing: str = ""                                # why the peer column is empty
+    prepare: Callable[[], None] | None = None        # untimed work before the first run
 
 
 class PeerTimeout(Exception):
@@ -113,56 +119,66 @@ def _apple(path: str | None):
     return importlib.import_module("computeamplification"), ""
 
 
-def _compositions(Ks: tuple[int, ...]):
-    """Adapter to benchmarks/compositions.py (another file, whose signatures may still move).
+def _compositions(Ks: tuple[int, ...], extra: bool) -> tuple[list[tuple], str]:
+    """Adapter to benchmarks/compositions.py (its workloads, ours and dp_accounting's functions).
 
-    Returns (ours(K) -> Bracket, peer(K) -> eps | None, why the peer is missing), reading by name:
-    ``ours_clones(K, accuracy)``, ``peer(p, q, K, h)``, ``matched(p, q, K, h0, target)``, ``DELTA``, ``REL``, ``dpl`` (None without
-    dp_accounting) and, if present, ``peer_pmfs()`` (the PMFs dp_accounting gets); without it the
-    same atoms as that file's ``main`` (``clone_pld(1e4, 4, "fmt21", 1e-18, "lower", 1e7)``).
-    Accuracy as there: REL x eps / 2, eps from an untimed run at accuracy 1e-2.
+    Returns ([(name, ours() -> Bracket, peer() -> eps text or None, prepare()), ...], why the peer
+    is missing): ``ldp-shuffle`` n = 1e4, eps0 = 4 at each K of ``Ks``, and with ``extra`` the 3-outcome
+    custom pair at K = 10 and chapter 9's accountant pipeline (``pipeline_ours`` /
+    ``pipeline_peer``).  Accuracy as there: REL x eps / 2, eps from an untimed run at accuracy
+    1e-2; dp_accounting at matched accuracy, its coarsest discretisation within REL of our upper
+    end (``compositions.matched_h``), searched by the row's untimed ``prepare``.
     """
     spec = importlib.util.spec_from_file_location("_bench_compositions", HERE / "compositions.py")
     comp = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(comp)
-    rel = getattr(comp, "REL", 1e-4)
-    acc = {}
+    rel = comp.REL
+    have_peer = getattr(comp, "dpl", None) is not None
+    work = [(f"ldp-shuffle n=1e4 eps0=4 K={K}", lambda acc, K=K: comp.ours_clones(K, acc),
+             ("clones", K)) for K in Ks]
+    if extra:
+        work.append(("custom 3 outcomes K=10", lambda acc: comp.ours_custom(10, acc), ("custom", 10)))
+        if have_peer:
+            work.append(("pipeline: 30 ldp-shuffle n=1e5 + 4 Gaussians", comp.pipeline_ours,
+                         ("pipeline", 0)))
+    pmfs: dict = {}
 
-    def accuracy(K):
-        if K not in acc:
-            acc[K] = rel * comp.ours_clones(K, 1e-2).upper / 2
-        return acc[K]
+    def their(kind: str, K: int, h: float) -> float:
+        if kind not in pmfs:        # dp_accounting's input, prepared once, untimed
+            pmfs[kind] = comp.log_pmfs(*(comp.CUSTOM if kind == "custom" else comp.peer_pmfs(
+                *((comp.PIPE_N, comp.PIPE_EPS0, "stronger") if kind == "pipeline" else ()))))
+        if kind == "pipeline":
+            return comp.pipeline_peer(*pmfs[kind], h)
+        return comp.peer(*pmfs[kind], K, h)
 
-    def ours(K):
-        return comp.ours_clones(K, accuracy(K))
+    out = []
+    for name, ours_at, (kind, K) in work:
+        state: dict = {}
 
-    if getattr(comp, "dpl", None) is None:
-        return ours, None, "dp_accounting not importable"
-    if hasattr(comp, "peer_pmfs"):
-        p, q = comp.peer_pmfs()
-    else:
-        import numpy as np
-        from shuffle_lib.mechanisms.clones.pld import clone_pld
-        pl = clone_pld(10_000, 4.0, "fmt21", 1e-18, "lower", 10 ** 7)[0]
-        p, q = pl.probs, pl.probs / np.exp(pl.losses)
+        def prepare(ours_at=ours_at, state=state, kind=kind, K=K) -> None:
+            """Untimed: our accuracy, a warm run, and dp_accounting's matched discretisation."""
+            if "acc" in state:
+                return
+            state["acc"] = rel * ours_at(1e-2).upper / 2
+            target = ours_at(state["acc"]).upper * (1 + rel)
+            if have_peer:
+                state["h"] = comp.matched_h(lambda h: their(kind, K, h), state["acc"], target)[0]
 
-    h_matched = {}
+        def ours(ours_at=ours_at, state=state):
+            return ours_at(state["acc"])
 
-    def peer(K):
-        """dp_accounting at matched accuracy: the coarsest discretisation (``compositions.matched``,
-        searched once per K before any timing) whose eps is within REL of our upper end."""
-        return comp.peer(p, q, K, h_matched[K])
+        def peer(state=state, kind=kind, K=K) -> str:
+            return f"{their(kind, K, state['h']):.6f}"
 
-    for K in Ks:                          # untimed: the matched discretisations
-        h_matched[K] = comp.matched(p, q, K, accuracy(K), ours(K).upper * (1 + rel))[0]
-    return ours, peer, ""
+        out.append((name, ours, peer if have_peer else None, prepare))
+    return out, "" if have_peer else "dp_accounting not importable"
 
 
-def rows(quick: bool, apple, apple_why: str) -> list[Row]:
+def rows(quick: bool, apple, apple_why: str, sections: str = "abc") -> list[Row]:
     out = []
     mb = sl.mechanism_brackets
     ns = (10 ** 4, 10 ** 5) if quick else (10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7, 10 ** 8)
-    for e0 in (1.0, 4.0):
+    for e0 in ((1.0, 4.0) if "a" in sections else ()):
         for n in ns:
             def ours(n=n, e0=e0):
                 return mb("ldp-shuffle", "epsilon", [DELTA], 1, n=n, eps0=e0)[0]
@@ -175,16 +191,17 @@ def rows(quick: bool, apple, apple_why: str) -> list[Row]:
                     lo = apple.numericalanalysis(n, e0, DELTA, 10, 100, False)
                     return f"[{lo:.6f}, {up:.6f}]", t_up
             out.append(Row("a", f"ldp-shuffle K=1 n={n:.0e} eps0={e0:g}", ours, peer, "Apple FMT21", apple_why))
+    comp_rows: list[tuple] = []
     try:
-        c_ours, c_peer, why = _compositions((1, 10) if quick else (1, 10, 100))
+        if "b" in sections:
+            comp_rows, why = _compositions((1, 10) if quick else (1, 10, 100, 1000), not quick)
     except Exception as err:            # the adapter's file is being rewritten elsewhere
-        c_ours, c_peer, why = None, None, f"compositions.py: {type(err).__name__}: {err}"
-    for K in ((1, 10) if quick else (1, 10, 100)):
-        if c_ours is None:
-            out.append(Row("b", f"ldp-shuffle n=1e4 eps0=4 K={K}", None, None, "dp_accounting", why))
-            continue
-        peer = None if c_peer is None else (lambda K=K: f"{c_peer(K):.6f}")
-        out.append(Row("b", f"ldp-shuffle n=1e4 eps0=4 K={K}", lambda K=K: c_ours(K), peer, "dp_acc. matched", why))
+        comp_rows, why = [], f"compositions.py: {type(err).__name__}: {err}"
+        out.append(Row("b", "compositions", None, None, "dp_accounting", why))
+    for name, ours, peer, prepare in comp_rows:
+        out.append(Row("b", name, ours, peer, "dp_acc. matched", why, prepare))
+    if "c" not in sections:
+        return out
     exact = [("krr-strong", 10 ** 4, dict(gamma=0.853, k=4)), ("krr-weak", 10 ** 4, dict(gamma=0.853, k=4)),
              ("bitflip", 10 ** 4, dict(q=0.01, m="worst")), ("randomizer", 10 ** 4, dict(family="krr", k=10, eps0=4.0))]
     if not quick:
@@ -200,25 +217,34 @@ def rows(quick: bool, apple, apple_why: str) -> list[Row]:
 
 
 def measure(row: Row, repeats: int, limit: float, once: float) -> dict:
-    """Medians of ``repeats`` alternating runs (ours, then the peer); a peer run that was stopped or
-    took more than ``once`` seconds is not repeated (its noise is small beside it)."""
-    ts, tp, alone, br, val, stopped = [], [], [], None, "", False
+    """Medians of ``repeats`` alternating runs (ours, then the peer) of wall and CPU seconds (the CPU
+    time of this process: the machine is shared, and its load moves the wall clock); a peer run that
+    was stopped or took more than ``once`` seconds is not repeated (its noise is small beside it)."""
+    if row.prepare is not None:
+        row.prepare()
+    ts, tp, cs, cp, alone, br, val, stopped = [], [], [], [], [], None, "", False
     for _ in range(repeats):
         if row.ours is not None:
             cold()
+            c = time.process_time()
             br, t = timed(row.ours)
+            cs.append(time.process_time() - c)
             ts.append(t)
         if row.peer is not None and not stopped and not (tp and tp[0] > once):
+            c = time.process_time()
             v, t = timed(row.peer, limit)
+            cp.append(time.process_time() - c)
             stopped = v is PeerTimeout
             if isinstance(v, tuple):           # (value, seconds of the upper-bound call alone)
                 v, t_alone = v
                 alone.append(t_alone)
             val = f"stopped after {limit:g} s" if stopped else v
             tp.append(t)
-    return {"br": br, "ours": statistics.median(ts) if ts else math.nan,
-            "peer": statistics.median(tp) if tp else math.nan, "val": val, "stopped": stopped,
-            "alone": statistics.median(alone) if alone else math.nan}
+
+    def med(x):
+        return statistics.median(x) if x else math.nan
+    return {"br": br, "ours": med(ts), "peer": med(tp), "val": val, "stopped": stopped,
+            "alone": med(alone), "ours_cpu": med(cs), "peer_cpu": med(cp)}
 
 
 def table(results: list[tuple[Row, dict]]) -> str:
@@ -250,9 +276,13 @@ def main():
     ap.add_argument("--peer-timeout", type=float, default=300.0, help="seconds before a peer call is stopped")
     ap.add_argument("--once-above", type=float, default=20.0,
                     help="a peer run longer than this many seconds is not repeated")
+    ap.add_argument("--sections", default="abc",
+                    help="the sections to run, e.g. 'b' for the compositions against dp_accounting alone")
     a = ap.parse_args()
+    if not a.sections or set(a.sections) - set("abc"):
+        ap.error(f"--sections takes letters of 'abc', got {a.sections!r}")
     apple, why = _apple(a.apple)
-    work = rows(a.quick, apple, why)
+    work = rows(a.quick, apple, why, a.sections)
     sl.mechanism_brackets("ldp-shuffle", "epsilon", [DELTA], 1, n=100, eps0=1.0)   # imports scipy, untimed
     t0 = time.perf_counter()
     results = [(r, measure(r, a.repeats, a.peer_timeout, a.once_above)) for r in tqdm(work, desc="workloads", unit="row")]
@@ -267,10 +297,17 @@ def main():
               + (f"; slower: {', '.join(slower)}" if slower else "")
               + f"; ours <= its upper-bound call alone in {len(a_rows) - len(alone)} of {len(a_rows)}"
               + (f"; slower: {', '.join(alone)}" if alone else ""))
-    b = [m["ours"] for r, m in results if r.section == "b" and r.ours is not None]
-    if b:
-        print(f"(b) ldp-shuffle K = {', '.join(r.name.split('K=')[1] for r, _ in results if r.section == 'b')}: "
-              f"{sum(b):.3f} s in total (target: <= 0.5 s)")
+    b = [(r, m) for r, m in results if r.section == "b" and r.ours is not None]
+    k_rows = [(r, m) for r, m in b if r.name.startswith("ldp-shuffle")]
+    small = [m["ours"] for r, m in k_rows if int(r.name.split("K=")[1]) <= 100]
+    if small:
+        print(f"(b) ldp-shuffle K = 1, 10, 100: {sum(small):.3f} s in total (target: <= 0.5 s)")
+    for r, m in b:
+        if r.peer is not None:
+            target = 2 if r.name.startswith("pipeline") else 4
+            print(f"(b) {r.name}: dp_accounting / ours = {m['peer'] / m['ours']:.1f}x by wall time, "
+                  f"{m['peer_cpu'] / m['ours_cpu']:.1f}x by CPU time "
+                  f"({m['ours_cpu']:.3f} s against {m['peer_cpu']:.3f} s; target >= {target}x)")
     print(f"wall time {time.perf_counter() - t0:.0f} s")
 
 

@@ -382,3 +382,68 @@ def test_eps_below_the_floor_lowers_the_upper_end_and_says_the_lower_missed():
     assert br.upper < 4.0 and not br.accuracy_met and br.limit
     lo, hi = sl.mechanism_brackets("ldp-shuffle", "delta", [br.lower, br.upper], 4, n=10_000, eps0=4)
     assert lo.upper > 1e-20 and hi.lower <= 1e-20
+
+
+# ---- the grid's block tail sums (grid._block_log_sums, grid._TopTail, the fast reads) ----
+
+@pytest.mark.parametrize("n, size", [(1000, 7), (1024, 256), (5, 256), (0, 4), (777, 1)])
+@pytest.mark.parametrize("rate", [0.25, -0.25, 0.0])
+def test_block_log_sums_match_long_double_sums(n, size, rate):
+    """Each block's log sum of w e^{rate k} against a long-double sum, with zeros and weights of
+    1e-290 (summed again scaled, no subnormal products) among the blocks."""
+    rng = np.random.default_rng(n + size)
+    w = rng.random(n)
+    w[rng.random(n) < 0.3] = 0.0
+    w[: n // 3] *= 1e-290
+    got = grid._block_log_sums(w, size, rate / max(size, 1))
+    f = np.exp(np.longdouble(rate / max(size, 1)) * np.arange(size, dtype=np.longdouble))
+    ref = []
+    for b in range(-(-n // size)):
+        chunk = w[b * size:(b + 1) * size].astype(np.longdouble)
+        total = np.sum(chunk * f[: chunk.size])
+        ref.append(float(np.log(total)) if total > 0 else -math.inf)
+    assert got.size == len(ref)
+    assert np.array_equal(np.isinf(got), np.isinf(ref))
+    fin = np.isfinite(ref)
+    assert np.allclose(got[fin], np.array(ref)[fin], rtol=1e-13, atol=1e-12)
+
+
+@pytest.mark.parametrize("lam, h", [(0.0, 1e-3), (1.0, 1e-4), (30.0, 0.05), (2.0, 2.0)])
+def test_top_tail_masses_match_the_pointwise_cumulative_sum(lam, h):
+    """grid._TopTail's masses of the top n points and its cut count against the pointwise sum
+    from the top of m_i = w_i e^{logscale - lam s_i} (in long double)."""
+    rng = np.random.default_rng(7)
+    m = 3000
+    w = np.exp(-rng.random(m) * 40)
+    w[rng.random(m) < 0.1] = 0.0
+    w /= w.max()
+    s = (-1000 + np.arange(m)) * h
+    with np.errstate(divide="ignore"):
+        logscale = -float(np.max(np.log(w) - lam * s))      # untilted masses at most 1, as on a grid
+    g = grid._Grid(w, -1000, logscale, 0.0, 0.0, 0.0, 0.0)
+    with np.errstate(divide="ignore"):
+        lm = np.log(w.astype(np.longdouble)) + np.longdouble(g.logscale) - np.longdouble(lam) * s
+    exact = np.cumsum(np.exp(lm[::-1]))
+    tail = grid._TopTail(g, h, lam)
+    for n in (1, 2, tail.size, tail.size + 1, m // 2, m):
+        assert tail.mass(n) == pytest.approx(float(exact[n - 1]), rel=1e-12, abs=1e-300)
+    cum = exact.astype(float)
+    # cuts between two distinct sums (a tie with a sum is decided by its last ulp either way)
+    steps = np.nonzero(cum[1:] > cum[:-1] * (1 + 1e-9))[0]
+    assert steps.size >= 4
+    gaps = steps[[0, steps.size // 3, steps.size // 2, -1]]
+    for tau in [0.5 * (cum[k] + cum[k + 1]) for k in gaps] + [0.0, 2 * cum[-1]]:
+        assert tail.count_within(tau) == int(np.searchsorted(cum, tau, side="right"))
+
+
+def test_fast_reads_follow_the_exact_reads():
+    """The steering reads (block tail sums) agree with the certified pointwise read to 1e-9 over a
+    composed grid's range: they steer the searches, the pointwise reads certify."""
+    p = sl.pld_from_pmfs([0.5, 0.3, 0.2], [0.2, 0.3, 0.5])
+    cg = sl.compose([(p, 40)], accuracy=1e-3, lam=0.8)
+    for side in ("up", "low"):
+        g = cg.up if side == "up" else cg.low
+        for x in np.linspace(0.0, (g.offset + g.w.size) * cg.h, 23):
+            exact = grid._grid_delta(g, cg.h, cg.lam, float(x))[0]
+            fast = grid._fast_grid_delta(cg, side, float(x))
+            assert fast == pytest.approx(exact, rel=1e-9, abs=1e-300), (side, x)

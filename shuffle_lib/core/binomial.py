@@ -58,17 +58,14 @@ def tail_range(m: int | np.ndarray, p: float, tau: float) -> tuple[np.ndarray, n
     p = v.real("p", p, 0.0, 1.0)
     tau = v.real("tau", tau, 0.0, 1.0, lo_open=True)
     target = math.log(1.0 / tau) / np.maximum(m, 1.0)
-    out = []
-    for lo, hi in (
-        (np.full(m.shape, p), np.ones(m.shape)),
-        (np.zeros(m.shape), np.full(m.shape, p)),
-    ):
-        upper_side = lo[0] == p
-        # the far side (KL >= target) is kept: hi above the mean, lo below it
-        far, near = (hi, lo) if upper_side else (lo, hi)
-        out.append(search.narrow_arrays(lambda x: _kl(x, p) >= target, far, near, 60)[0])
-    k_hi = np.minimum(np.ceil(m * out[0]), m)
-    k_lo = np.maximum(np.floor(m * out[1]), 0)
+    # both sides in one elementwise bisection: the far side (KL >= target) is kept, 1 above the
+    # mean and 0 below it, the near side starts at p
+    n = m.size
+    far = np.concatenate([np.ones(n), np.zeros(n)])
+    both = search.narrow_arrays(lambda x: _kl(x, p) >= np.concatenate([target, target]),
+                                far, np.full(2 * n, p), 60)[0]
+    k_hi = np.minimum(np.ceil(m * both[:n]), m)
+    k_lo = np.maximum(np.floor(m * both[n:]), 0)
     return k_lo.astype(np.int64), k_hi.astype(np.int64)
 
 

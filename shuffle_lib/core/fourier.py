@@ -738,19 +738,23 @@ def epsilon_bracket(
 def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
     """:func:`epsilon_bracket`'s grid route with one tilt, steered for the largest delta."""
     d0 = float(max(delta))
-    # the tilt that suits eps(d0): first from the RDP guess, then from the bracket it gives
-    lams = (_lam_for_eps(pq, 0.8 * _eps_rdp(pq, d0)), _lam_for_eps(qp, 0.8 * _eps_rdp(qp, d0)))
+    sym = _same(pq, qp)
+    # the tilt that suits eps(d0): first from the RDP guess, then from the bracket it gives (a
+    # symmetric pair's two directions are one search)
+    lam0 = _lam_for_eps(pq, 0.8 * _eps_rdp(pq, d0))
+    lams = (lam0, lam0 if sym else _lam_for_eps(qp, 0.8 * _eps_rdp(qp, d0)))
     # coarse to fine: the tilt is steered on grids 16x coarser (cheap), then one fine composition
     fine = kw.get("h") is None
     steer = dict(kw, accuracy=min(1.0, 16 * kw.get("accuracy", DEFAULT_ACCURACY))) if fine else kw
     for _attempt in range(2):
         a = compose(pq, lam=lams[0], **steer)
-        b = a if _same(pq, qp) else compose(qp, lam=lams[1], **steer)
+        b = a if sym else compose(qp, lam=lams[1], **steer)
         x = epsilon_bracket_one(a, d0)
         y = x if b is a else epsilon_bracket_one(b, d0)
         guess = [r.lower if r.lower > 0 else r.upper for r in (x, y)]
         new = tuple(_lam_for_eps(c, e) if math.isfinite(e) else lam
-                    for c, e, lam in zip((pq, qp), guess, lams))
+                    for c, e, lam in zip((pq,) if sym else (pq, qp), guess, lams))
+        new = new * 2 if sym else new
         done = all(abs(n - o) <= 0.25 * max(o, 0.1) for n, o in zip(new, lams))
         if not done or fine:
             lams = new
@@ -758,7 +762,7 @@ def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
             break
     if fine:
         a = compose(pq, lam=lams[0], **kw)
-        b = a if _same(pq, qp) else compose(qp, lam=lams[1], **kw)
+        b = a if sym else compose(qp, lam=lams[1], **kw)
         acc = kw.get("accuracy", DEFAULT_ACCURACY)
         exact = _on_lattice(a, pq) and _on_lattice(b, qp)
         if not exact and max(a.h, b.h) > 1.01 * max(_fine_step(pq, acc), _fine_step(qp, acc)):

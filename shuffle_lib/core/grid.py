@@ -123,6 +123,7 @@ UPDOWN_MAX_K = 32         # up/down rounding for K <= this, mean-preserving abov
 MEMORY_LIMIT = float(os.environ.get("SHUFFLE_LIB_MEMORY_LIMIT", 4e9))
 """Bytes a composition may allocate (default 4 GB; the environment variable SHUFFLE_LIB_MEMORY_LIMIT
 sets it at import, or assign ``grid.MEMORY_LIMIT``): above it :func:`check_memory` refuses."""
+_READ_BLOCK = 256         # grid points per block of the tail sums (_TopTail, _suffix_sums)
 BYTES_PER_POINT = 64      # window, folded input, three half spectra, output and its copy (float64)
 
 
@@ -197,7 +198,7 @@ def log_masses(pld: PLD) -> tuple[float, float]:
     a = pld.inf_mass
     if a <= 0.0:
         return 0.0, 0.0
-    t1 = math.fsum(np.concatenate([pld.probs, [a, -1.0]]))   # T - 1, correctly rounded
+    t1 = pld.mass_less_one   # T - 1, correctly rounded
     return (math.log1p(-a / (1.0 + t1)) if a < 1.0 + t1 else -math.inf), math.log1p(t1)
 
 
@@ -243,6 +244,73 @@ def _tilt(w_mass, offset, h, lam):
     return np.exp(lw - c), c
 
 
+def _block_log_sums(w: np.ndarray, size: int, rate: float) -> np.ndarray:
+    """log sum_k w_{b size + k} e^{rate k} for each block b of ``size`` consecutive points of w (the
+    last block may be short), with abs(rate) size <= 64: no transcendental per point.
+
+    Weights lie in [0, 1]; a block whose sum is below 1e-200 is summed again scaled by its largest
+    weight (its products would otherwise be subnormal); -inf for an empty block.
+    """
+    nfull = w.size // size
+    rows = [w[: nfull * size].reshape(nfull, size)]
+    if w.size > nfull * size:
+        last = np.zeros((1, size))
+        last[0, : w.size - nfull * size] = w[nfull * size:]
+        rows.append(last)
+    f = np.exp(rate * np.arange(size))
+    sums = np.concatenate([np.einsum("ij,j->i", r, f) for r in rows])
+    with np.errstate(divide="ignore"):
+        out = np.log(sums)
+        small = np.nonzero(sums < 1e-200)[0]
+        if small.size:
+            blocks = np.concatenate([r[small[(k0 <= small) & (small < k0 + r.shape[0])] - k0]
+                                     for r, k0 in zip(rows, (0, nfull))])
+            top = blocks.max(axis=1)
+            scaled = np.einsum("ij,j->i", blocks / np.where(top > 0, top, 1.0)[:, None], f)
+            out[small] = np.log(scaled) + np.log(top)
+    return out
+
+
+class _TopTail:
+    """Untilted masses m_i = w_i e^{logscale - lam s_i} of a grid's top points, summed from the top.
+
+    Blocks of B points from the top: inside one, e^{-lam s_i} is e^{-lam s} of its top point times
+    one vector of B factors e^{lam h t} <= e^{64}, so a block's mass is a product of its weights
+    with that vector (:func:`_block_log_sums`); the block holding a cut is summed point by point.
+    Sums of positive terms: a few ulp relative, as the pointwise cumulative sum it replaces.
+    """
+
+    def __init__(self, g: _Grid, h: float, lam: float) -> None:
+        self.g, self.h, self.lam = g, h, lam
+        self.size = size = int(max(1, min(_READ_BLOCK, 64.0 / max(lam * h, 1e-300))))
+        lb = _block_log_sums(g.w[::-1], size, lam * h)
+        s0 = (g.offset + g.w.size - 1 - np.arange(lb.size) * size) * h    # each block's top loss
+        lb += g.logscale - lam * s0
+        self.cum = np.cumsum(np.exp(np.minimum(lb, 700.0)))    # mass of the top b + 1 blocks
+
+    def _points(self, b: int) -> np.ndarray:
+        """Cumulative masses through block b, point by point (from the top)."""
+        g, size = self.g, self.size
+        hi = g.w.size - b * size
+        lo = max(hi - size, 0)
+        s = (g.offset + np.arange(lo, hi)) * self.h
+        lm = _untilted_log(g.w[lo:hi], g.logscale, self.lam, s)
+        base = float(self.cum[b - 1]) if b > 0 else 0.0
+        return base + np.cumsum(np.exp(np.minimum(lm[::-1], 700.0)))
+
+    def count_within(self, tau: float) -> int:
+        """The most top points whose summed mass is <= tau."""
+        b = int(np.searchsorted(self.cum, tau, side="right"))
+        if b >= self.cum.size:
+            return self.g.w.size
+        return b * self.size + int(np.searchsorted(self._points(b), tau, side="right"))
+
+    def mass(self, n: int) -> float:
+        """The summed mass of the top n >= 1 points."""
+        b, r = divmod(n, self.size)
+        return float(self.cum[b - 1]) if r == 0 else float(self._points(b)[r - 1])
+
+
 def _trim(g, h, lam, tau_top, noise=0.0):
     """Trim both tails (module docstring, point 3).
 
@@ -258,16 +326,8 @@ def _trim(g, h, lam, tau_top, noise=0.0):
         int(np.searchsorted(c_low, max(TAU * c_low[-1], 0.1 * noise), side="right")), w.size - 1
     )
     dropped = float(c_low[i - 1]) if i > 0 else 0.0
-    c_top, n_top, block = np.zeros(0), 0, 1 << 14
-    while True:  # untilted top-tail masses, read from the top in growing blocks
-        lo = max(w.size - block, 0)
-        lm = _untilted_log(w[lo:], g.logscale, lam, _grid_s(g, h, lo))
-        c_top = np.cumsum(np.exp(np.minimum(lm[::-1], 700.0)))
-        n_top = int(np.searchsorted(c_top, tau_top, side="right"))
-        if n_top < c_top.size or lo == 0:
-            break
-        block *= 4
-    n_top = min(n_top, w.size - 1 - i)
+    tail = _TopTail(g, h, lam)
+    n_top = min(tail.count_within(tau_top), w.size - 1 - i)
     if lam > 0 and g.err > 0 and n_top > 0:
         # the cut's error cost err e^{logscale - lam s} must be <= tau_top, or <= 1e-3 of the
         # error's cost at the tilted peak (where the delta of interest lives)
@@ -281,7 +341,7 @@ def _trim(g, h, lam, tau_top, noise=0.0):
         n_top = min(n_top, max(w.size - first_ok - 1, 0))
     top, j = g.top, w.size - n_top
     if n_top > 0:
-        top += float(c_top[n_top - 1]) + g.err * math.exp(
+        top += tail.mass(n_top) + g.err * math.exp(
             min(g.logscale - lam * (g.offset + j) * h, 0.0)
         )
     return _Grid(
@@ -481,7 +541,7 @@ def _frac_hist(pld, h):
     b = np.minimum((f * _FRAC_BINS).astype(np.int64), _FRAC_BINS - 1)
     m = np.bincount(b, weights=pld.probs, minlength=_FRAC_BINS)
     # the rest: +inf mass and whatever makes the total max(1, T)
-    fin = math.fsum(pld.probs)
+    fin = pld.finite_mass
     return m, max(0.0, max(1.0, fin + pld.inf_mass) - fin) * (1 + 4 * _U)
 
 
@@ -567,9 +627,11 @@ def _log_chernoff(blocks, x, upper, rho=0.0, theta_max=400.0):
         r = sgn * theta + rho
         tot = -sgn * theta * x
         for (lw, lo, hi), c in blocks:
-            e = lw + np.maximum(r * lo, r * hi)
+            e = np.multiply(hi if r >= 0 else lo, r)     # the larger end value (hi >= lo)
+            e += lw
             mx = float(e.max())
-            tot += c * (mx + math.log(float(np.exp(e - mx).sum())))
+            e -= mx
+            tot += c * (mx + math.log(float(np.exp(e, out=e).sum())))
         return tot
 
     from scipy.optimize import minimize_scalar
@@ -597,19 +659,22 @@ def _power_compose(gs, h, lam, max_points, tau=TAU):
     blocks = [(_blocks(b, o, h, size), c) for b, o, _, _, c in norm]
     ls_sum = sum(c * ls for _, _, ls, _, c in norm)
     def window(z):
+        """(ok, (a, e, b_lo, b_hi, u_hi)); the bounds after the first that fails are not computed
+        (a window that fails is never used)."""
         a = max(lo_all, math.floor(mu - z * sd) - 8)
         e = min(hi_all, math.ceil(mu + z * sd) + 8)
         b_lo = 0.0 if a <= lo_all else math.exp(_log_chernoff(blocks, a * h, False))
+        if b_lo > _WIN_TAIL:
+            return False, None
         b_hi = 0.0 if e >= hi_all else math.exp(_log_chernoff(blocks, (e + 1) * h, True))
+        if b_hi > _WIN_TAIL:
+            return False, None
         u_hi = (
             0.0
             if e >= hi_all
             else math.exp(min(ls_sum + _log_chernoff(blocks, (e + 1) * h, True, -lam), 0.0))
         )
-        ok = (b_lo <= _WIN_TAIL and b_hi <= _WIN_TAIL and u_hi <= tau * 1e-2) or (
-            a <= lo_all and e >= hi_all
-        )
-        return ok, (a, e, b_lo, b_hi, u_hi)
+        return u_hi <= tau * 1e-2, (a, e, b_lo, b_hi, u_hi)
 
     # the narrowest window (z to within 3 %) whose Chernoff bounds pass: the FFT's length is its
     # cost
@@ -667,10 +732,13 @@ def _cpow(z, k):
     out, base = None, z
     while k:
         if k & 1:
-            out = base.copy() if out is None else out * base
+            if out is None:
+                out = base.copy()
+            else:
+                out *= base
         k >>= 1
         if k:
-            base = base * base
+            base = base * base if base is z else np.multiply(base, base, out=base)
     return out
 
 
@@ -695,29 +763,57 @@ def _grid_delta(g, h, lam, x):
 
 
 def _suffix_sums(cg, side):
-    """Cached log tail sums (s, log sum_{i>=j} m_i, log sum_{i>=j} m_i e^{-s_i}) over s >= -1, for
-    fast reads (in logs: at losses in the thousands e^{-s} underflows, and a read of 0 would steer
-    the eps search of 10^6 rounds to a lower end of 0)."""
+    """Cached block tail sums for fast reads over s >= -1: (start, block size B, log sum_{i>=j} m_i
+    and log sum_{i>=j} m_i e^{-s_i} at every block start j).
+
+    In logs (at losses in the thousands e^{-s} underflows, and a read of 0 would steer the eps
+    search of 10^6 rounds to a lower end of 0), but with no transcendental per grid point: m_i =
+    e^{logscale - lam s_i} w_i, and inside a block of B points e^{-lam (s_i - s_j)} is one vector
+    of B factors, so each block's sum is a product with it (:func:`_block_log_sums`, (lam + 1) h B
+    <= 64); the blocks' logs are then summed from the top.  A read adds the partial block in logs.
+    """
     if side not in cg.cache:
-        g = cg.up if side == "up" else cg.low
-        start = min(max(math.ceil(-1.0 / cg.h) - g.offset, 0), g.w.size)
-        s = _grid_s(g, cg.h, start)
-        lm = _untilted_log(g.w[start:], g.logscale, cg.lam, s)
-        with np.errstate(invalid="ignore"):   # logaddexp(-inf, -inf) is -inf, as wanted
-            lt0 = np.logaddexp.accumulate(lm[::-1])[::-1]
-            lt1 = np.logaddexp.accumulate((lm - s)[::-1])[::-1]
-        cg.cache[side] = (s, lt0, lt1)
+        g, h, lam = (cg.up if side == "up" else cg.low), cg.h, cg.lam
+        start = min(max(math.ceil(-1.0 / h) - g.offset, 0), g.w.size)
+        size = int(max(1, min(_READ_BLOCK, 64.0 / ((lam + 1.0) * h))))
+        w = g.w[start:]
+        s0 = (g.offset + start + np.arange(-(-w.size // size)) * size) * h   # blocks' first losses
+        l0 = _block_log_sums(w, size, -lam * h) + g.logscale - lam * s0
+        l1 = _block_log_sums(w, size, -(lam + 1.0) * h) + g.logscale - (lam + 1.0) * s0
+        with np.errstate(invalid="ignore"):
+            # logaddexp(-inf, -inf) is -inf, as wanted
+            lt0 = np.logaddexp.accumulate(l0[::-1])[::-1]
+            lt1 = np.logaddexp.accumulate(l1[::-1])[::-1]
+        cg.cache[side] = (start, size, lt0, lt1)
     return cg.cache[side]
 
 
 def _fast_grid_delta(cg, side, x):
-    """Approximate sum_i m_i (1 - e^{x - s_i})_+ (x >= -1) in O(log M): steers, certifies
+    """Approximate sum_i m_i (1 - e^{x - s_i})_+ (x >= -1) in O(block): steers, certifies
     nothing."""
-    s, lt0, lt1 = _suffix_sums(cg, side)
-    j = int(np.searchsorted(s, x, side="right"))
-    if j >= s.size or not math.isfinite(lt0[j]) or not math.isfinite(lt1[j]):
+    g, h = (cg.up if side == "up" else cg.low), cg.h
+    start, size, lt0, lt1 = _suffix_sums(cg, side)
+    # first index j >= start with s_j > x (the grid's own products, as _grid_delta compares them)
+    j = min(max(start, math.floor(x / h - g.offset) + 1), g.w.size)
+    while j > start and (g.offset + j - 1) * h > x:
+        j -= 1
+    while j < g.w.size and (g.offset + j) * h <= x:
+        j += 1
+    if j >= g.w.size:
         return 0.0
-    return math.exp(min(float(lt0[j]), 700.0)) * -math.expm1(min(x + float(lt1[j] - lt0[j]), 0.0))
+    b = (j - start) // size
+    end = min(start + (b + 1) * size, g.w.size)
+    s = (g.offset + np.arange(j, end)) * h
+    with np.errstate(divide="ignore"):
+        lm = np.log(g.w[j:end]) + g.logscale - cg.lam * s
+        a0 = np.logaddexp.reduce(lm)
+        a1 = np.logaddexp.reduce(lm - s)
+    if b + 1 < lt0.size:
+        a0, a1 = np.logaddexp(a0, lt0[b + 1]), np.logaddexp(a1, lt1[b + 1])
+    a0, a1 = float(a0), float(a1)
+    if not math.isfinite(a0) or not math.isfinite(a1):
+        return 0.0
+    return math.exp(min(a0, 700.0)) * -math.expm1(min(x + a1 - a0, 0.0))
 
 
 def hoeffding_t(c: float, h: float, K: int) -> float:

@@ -22,6 +22,7 @@ always >= delta_{P/Q}(eps), because 0 <= (1 - e^{eps - L})_+ <= 1{L >= eps}.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -75,6 +76,17 @@ class PLD:
         object.__setattr__(pld, "probs", probs)
         object.__setattr__(pld, "inf_mass", inf_mass)
         return pld
+
+    @functools.cached_property
+    def finite_mass(self) -> float:
+        """math.fsum(probs): the finite mass, correctly rounded (computed once per PLD; a PLD's
+        arrays are never changed after construction)."""
+        return math.fsum(self.probs)
+
+    @functools.cached_property
+    def mass_less_one(self) -> float:
+        """T - 1 correctly rounded (fsum), T = finite mass + inf_mass (computed once per PLD)."""
+        return math.fsum(np.concatenate([self.probs, [self.inf_mass, -1.0]]))
 
     def with_mass_at_infinity(self, extra: float) -> PLD:
         """The same atoms with ``extra`` more mass at +inf (capped at 1): where a construction

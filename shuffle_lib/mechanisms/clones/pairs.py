@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from scipy.special import _ufuncs as _scu
 from scipy.stats import binom
 
 from shuffle_lib.core import search
@@ -243,8 +244,40 @@ def conditional_tails(
     v.integers("s", s, 0, MAX_N)
     v.integers("k", k, -MAX_N - 1, MAX_N + 1)
     _check_weights(al, be, ga)
-    f0 = binom.sf(k - 1, s - 1, 0.5)                    # P(Bin(s-1) >= k)
-    pk = binom.pmf(k - 1, s - 1, 0.5)
+    return _tails(s, k, al, be, ga)
+
+
+# scipy's Boost kernels behind binom.pmf / binom.sf, called without scipy.stats' argument
+# processing (most of a call's time on arrays of a few hundred s); the wrappers give the values
+# binom.pmf / binom.sf give for integer arguments with n >= 0
+_PMF = getattr(_scu, "_binom_pmf", None)
+_SF = getattr(_scu, "_binom_sf", None)
+
+
+def _pmf_half(k, n):
+    """binom.pmf(k, n, 0.5) for integers k and n >= 0 (0 outside 0 <= k <= n)."""
+    if _PMF is None:                     # pragma: no cover - a scipy without the kernel
+        return binom.pmf(k, n, 0.5)
+    k, n = np.broadcast_arrays(np.asarray(k), np.asarray(n))
+    inside = (k >= 0) & (k <= n)
+    return np.where(inside, _PMF(np.where(inside, k, 0).astype(float), n.astype(float), 0.5), 0.0)
+
+
+def _sf_half(x, n):
+    """binom.sf(x, n, 0.5) = P(Bin(n, 1/2) > x) for integers x and n >= 0."""
+    if _SF is None:                      # pragma: no cover - a scipy without the kernel
+        return binom.sf(x, n, 0.5)
+    x, n = np.broadcast_arrays(np.asarray(x), np.asarray(n))
+    inside = (x >= 0) & (x < n)
+    val = _SF(np.where(inside, x, 0).astype(float), n.astype(float), 0.5)
+    return np.where(inside, val, np.where(x < 0, 1.0, 0.0))
+
+
+def _tails(s, k, al, be, ga):
+    """:func:`conditional_tails` on arguments already checked (the hot loop of :func:`bracket_at`
+    reads arrays :func:`prepare` built).  At s = 0 the Bin(s - 1) terms are not read."""
+    f0 = _sf_half(k - 1, np.maximum(s - 1, 0))          # P(Bin(s-1) >= k)
+    pk = _pmf_half(k - 1, np.maximum(s - 1, 0))
     f1 = f0 + pk                                        # P(1 + Bin(s-1) >= k)
     # P(Bin(s) >= k) = (f0 + f1)/2, as Bin(s) = Bin(s-1) + Bern(1/2)
     fn = np.where(s == 0, (k <= 0) * 1.0, f0 + 0.5 * pk) if np.any(ga) else 0.0
@@ -256,7 +289,7 @@ def conditional_tails(
 def _atom(s, a, al, be, ga):
     """(P_s(a), Q_s(a)) of the conditional pair (module docstring), 0 outside 0 <= a <= s."""
     sf = np.maximum(s, 1).astype(float)
-    nn = np.where((a >= 0) & (a <= s), binom.pmf(a, s, 0.5), 0.0)
+    nn = _pmf_half(a, s)
     num = np.where(s == 0, 1.0, (2 * al * a + 2 * be * (s - a) + ga * s) / sf)
     den = np.where(s == 0, 1.0, (2 * al * (s - a) + 2 * be * a + ga * s) / sf)
     return nn * num, nn * den
@@ -291,6 +324,11 @@ def loss_threshold(
     _check_weights(al, be, ga)
     eps = v.real("eps", eps, -700.0, 700.0)
     ties = v.choice("ties", ties, ("closed", "count"))
+    return _threshold(s, al, be, ga, eps, ties)
+
+
+def _threshold(s, al, be, ga, eps, ties):
+    """:func:`loss_threshold` on arguments already checked (as :func:`_tails`)."""
     e = math.exp(eps)
     gap = al - be
     flat = gap <= 0                      # s = 0 of the koskela pair: P_0 = Q_0, loss 0
@@ -396,8 +434,8 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
         raise TypeError(f"prep must be the 6-tuple returned by prepare(), got prep={prep!r:.80}.")
     eps = v.real("eps", eps, -700.0, 700.0)
     s, ps, al, be, ga, out = prep
-    k = loss_threshold(s, al, be, ga, eps)
-    tp, tq = conditional_tails(s, k, al, be, ga)
+    k = _threshold(s, al, be, ga, eps, "closed")       # prepare's arrays, checked there
+    tp, tq = _tails(s, k, al, be, ga)
     e = math.exp(eps)
     # The rounded threshold k can miss the true one by an atom at a tie (loss within rounding of
     # eps: n = 1, eps0 = 4, eps = 4 (1 - 2e-16) gave [0, 1e-307], exact 8.7e-16).  Since
