@@ -6,6 +6,8 @@
 * :func:`glue_num` -- a computed number glued for the prose, rounded so nbval compares it stably;
 * :func:`glued` -- a formatted value glued under the name of the chapter variable that holds it,
   for the prose's ``{eval}`` role, which shows it in the book and in JupyterLab alike;
+* :func:`full_run` -- whether the heavy reproductions run (``SHUFFLE_FULL=1``, the book's one
+  switch for them);
 * :func:`progress` -- a progress bar on stderr in JupyterLab, silent when the book or the tests
   execute a chapter;
 * :func:`style` -- the path of the book's matplotlib style file (``plt.style.use(style())``).
@@ -229,6 +231,14 @@ def glue_num(name: str, x: float, digits: int = 6) -> None:
     """Glue a computed number for the prose, rounded to ``digits`` significant digits so nbval
     compares it stably."""
     _glue(name, float(f"{x:.{digits}g}"), display=False)
+
+
+def full_run() -> bool:
+    """Whether this execution runs the heavy reproductions: ``SHUFFLE_FULL=1`` in the
+    environment (``SHUFFLE_FULL=1 make lab``, ``make book``, ``make test``).  Every chapter asks
+    here, so one switch turns them all on; without it a chapter runs its default sizes."""
+    import os
+    return os.environ.get("SHUFFLE_FULL") == "1"
 
 
 def progress(iterable, desc: str):

@@ -148,3 +148,13 @@ def test_every_eval_in_the_prose_names_a_variable_glued_under_the_same_name():
         assert not missing, f"{md.name}: {{eval}} of names not assigned from glued(): {sorted(missing)}"
         seen += len(shown)
     assert seen, "no chapter shows a number with {eval}"
+
+
+@pytest.mark.parametrize("value, full", [("1", True), ("0", False), ("", False), (None, False)])
+def test_full_run_reads_the_one_switch(monkeypatch, value, full):
+    from booktools import full_run
+    if value is None:
+        monkeypatch.delenv("SHUFFLE_FULL", raising=False)
+    else:
+        monkeypatch.setenv("SHUFFLE_FULL", value)
+    assert full_run() is full
