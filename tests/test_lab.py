@@ -32,7 +32,6 @@ import time
 import urllib.request
 
 import pytest
-
 from test_book_browser import FLAGS, DevTools, chromium
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
