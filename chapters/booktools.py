@@ -35,6 +35,7 @@ import json
 import numbers
 import re
 from collections.abc import Sequence
+from typing import Any
 
 _LABEL = re.compile(r"^[a-z][a-z0-9-]*$")
 _NUMBER = re.compile(
@@ -206,16 +207,19 @@ def _glue(name: str, value: object, display: bool) -> None:
     glue(name, value, display=display)
 
 
-def glued(name: str, text: str) -> str:
+def glued(name: str, text: str, markdown: bool = False) -> Any:
     """Glue ``text`` under ``name`` and return it, for a chapter variable of the same name, so
     that the prose's ``{eval}`name``` shows it both in the book and in JupyterLab::
 
         primer_n = glued("primer_n", f"{N}")
+        qs_delta = glued("qs_delta", f"${tex(DELTA)}$", markdown=True)
 
     JupyterLab (jupyterlab-myst) evaluates ``primer_n`` in the kernel; the book, which renders
     cached outputs where MyST-NB cannot evaluate, reads the value glued under the same name
     (``_ext/glued_eval.py``).  ``text`` is the number as the prose shows it, formatted by the
-    chapter; both sides show it without quotes.
+    chapter; both sides show it without quotes.  With ``markdown=True`` ``text`` is MyST (math
+    between dollars) and the value an IPython ``Markdown``, which JupyterLab renders and the book
+    parses as MyST (the chapter's ``mystnb: render_markdown_format: myst``).
     """
     if not name.isidentifier():
         raise ValueError(
@@ -223,6 +227,11 @@ def glued(name: str, text: str) -> str:
         )
     if not isinstance(text, str):
         raise ValueError(f"text must be the formatted value (a str), got text={text!r}")
+    if markdown:
+        from IPython.display import Markdown
+        value = Markdown(text)
+        _glue(name, value, display=False)
+        return value
     _glue(name, text, display=False)
     return text
 

@@ -158,3 +158,14 @@ def test_full_run_reads_the_one_switch(monkeypatch, value, full):
     else:
         monkeypatch.setenv("SHUFFLE_FULL", value)
     assert full_run() is full
+
+
+def test_glued_markdown_glues_and_returns_a_markdown_object(monkeypatch):
+    from IPython.display import Markdown
+
+    from booktools import glued
+    seen = {}
+    monkeypatch.setattr("booktools._glue", lambda name, value, display: seen.update({name: value}))
+    qs_delta = glued("qs_delta", "$10^{-6}$", markdown=True)
+    assert isinstance(qs_delta, Markdown) and qs_delta.data == "$10^{-6}$"
+    assert seen == {"qs_delta": qs_delta}
