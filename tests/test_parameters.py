@@ -82,8 +82,9 @@ def test_krr_chapter_at_other_parameters_runs_and_names_them():
     text = _text(nb)
     assert "$n$ = 300, $\\gamma$ = 0.5, $k$ = 3" in text      # the table captions follow
     assert "A_w PLD at n=300" in text and "at n=1000" not in text
-    glued = [o for c in nb.cells for o in c.get("outputs", []) if "application/papermill.record/text/plain" in o.get("data", {})]
-    assert any(o["data"]["application/papermill.record/text/plain"] == "300" for o in glued)
+    glued = {o["metadata"]["scrapbook"]["name"]: o["data"]["application/papermill.record/text/plain"]
+             for c in nb.cells for o in c.get("outputs", []) if "scrapbook" in o.get("metadata", {})}
+    assert glued["krr_n"] == "'300'" and glued["krr_gamma"] == "'0.5'"   # the prose's {eval} texts
 
 
 @pytest.mark.skipif(os.environ.get("SHUFFLE_FULL") != "1", reason="minutes: SHUFFLE_FULL=1")
