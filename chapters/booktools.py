@@ -6,6 +6,8 @@
 * :func:`glue_num` -- a computed number glued for the prose, rounded so nbval compares it stably;
 * :func:`glued` -- a formatted value glued under the name of the chapter variable that holds it,
   for the prose's ``{eval}`` role, which shows it in the book and in JupyterLab alike;
+* :func:`full_run` -- whether the heavy reproductions run (``SHUFFLE_FULL=1``, the book's one
+  switch for them);
 * :func:`progress` -- a progress bar on stderr in JupyterLab, silent when the book or the tests
   execute a chapter;
 * :func:`style` -- the path of the book's matplotlib style file (``plt.style.use(style())``).
@@ -33,6 +35,7 @@ import json
 import numbers
 import re
 from collections.abc import Sequence
+from typing import Any
 
 _LABEL = re.compile(r"^[a-z][a-z0-9-]*$")
 _NUMBER = re.compile(
@@ -204,16 +207,19 @@ def _glue(name: str, value: object, display: bool) -> None:
     glue(name, value, display=display)
 
 
-def glued(name: str, text: str) -> str:
+def glued(name: str, text: str, markdown: bool = False) -> Any:
     """Glue ``text`` under ``name`` and return it, for a chapter variable of the same name, so
     that the prose's ``{eval}`name``` shows it both in the book and in JupyterLab::
 
         primer_n = glued("primer_n", f"{N}")
+        qs_delta = glued("qs_delta", f"${tex(DELTA)}$", markdown=True)
 
     JupyterLab (jupyterlab-myst) evaluates ``primer_n`` in the kernel; the book, which renders
     cached outputs where MyST-NB cannot evaluate, reads the value glued under the same name
     (``_ext/glued_eval.py``).  ``text`` is the number as the prose shows it, formatted by the
-    chapter; both sides show it without quotes.
+    chapter; both sides show it without quotes.  With ``markdown=True`` ``text`` is MyST (math
+    between dollars) and the value an IPython ``Markdown``, which JupyterLab renders and the book
+    parses as MyST (the chapter's ``mystnb: render_markdown_format: myst``).
     """
     if not name.isidentifier():
         raise ValueError(
@@ -221,6 +227,11 @@ def glued(name: str, text: str) -> str:
         )
     if not isinstance(text, str):
         raise ValueError(f"text must be the formatted value (a str), got text={text!r}")
+    if markdown:
+        from IPython.display import Markdown
+        value = Markdown(text)
+        _glue(name, value, display=False)
+        return value
     _glue(name, text, display=False)
     return text
 
@@ -229,6 +240,14 @@ def glue_num(name: str, x: float, digits: int = 6) -> None:
     """Glue a computed number for the prose, rounded to ``digits`` significant digits so nbval
     compares it stably."""
     _glue(name, float(f"{x:.{digits}g}"), display=False)
+
+
+def full_run() -> bool:
+    """Whether this execution runs the heavy reproductions: ``SHUFFLE_FULL=1`` in the
+    environment (``SHUFFLE_FULL=1 make lab``, ``make book``, ``make test``).  Every chapter asks
+    here, so one switch turns them all on; without it a chapter runs its default sizes."""
+    import os
+    return os.environ.get("SHUFFLE_FULL") == "1"
 
 
 def progress(iterable, desc: str):

@@ -148,3 +148,24 @@ def test_every_eval_in_the_prose_names_a_variable_glued_under_the_same_name():
         assert not missing, f"{md.name}: {{eval}} of names not assigned from glued(): {sorted(missing)}"
         seen += len(shown)
     assert seen, "no chapter shows a number with {eval}"
+
+
+@pytest.mark.parametrize("value, full", [("1", True), ("0", False), ("", False), (None, False)])
+def test_full_run_reads_the_one_switch(monkeypatch, value, full):
+    from booktools import full_run
+    if value is None:
+        monkeypatch.delenv("SHUFFLE_FULL", raising=False)
+    else:
+        monkeypatch.setenv("SHUFFLE_FULL", value)
+    assert full_run() is full
+
+
+def test_glued_markdown_glues_and_returns_a_markdown_object(monkeypatch):
+    from IPython.display import Markdown
+
+    from booktools import glued
+    seen = {}
+    monkeypatch.setattr("booktools._glue", lambda name, value, display: seen.update({name: value}))
+    qs_delta = glued("qs_delta", "$10^{-6}$", markdown=True)
+    assert isinstance(qs_delta, Markdown) and qs_delta.data == "$10^{-6}$"
+    assert seen == {"qs_delta": qs_delta}

@@ -43,14 +43,18 @@ def test_each_chapter_has_one_parameters_cell_first_after_the_imports(md):
 
 
 def test_one_switch_for_the_heavy_runs():
-    """SHUFFLE_FULL=1 is the only switch: no FULL constant, no other variable."""
+    """SHUFFLE_FULL=1 is the only switch, read in one place (``booktools.full_run``): no chapter
+    holds a FULL constant or reads the environment itself, and no other variable remains."""
     files = [*ROOT.glob("chapters/*.md"), *ROOT.glob("tests/*.py"), *ROOT.glob("benchmarks/*.py"), ROOT / "README.md"]
     old = re.compile(r"^\s*FULL\s*=\s*(True|False)\b|SHUFFLE_HEAVY|SHUFFLE_LONG_RUNS", re.M)
     me = pathlib.Path(__file__).resolve()
     bad = [f.name for f in files if f.resolve() != me and old.search(f.read_text())]
     assert not bad, f"old switches in {bad}"
-    users = [f.name for f in files if 'os.environ.get("SHUFFLE_FULL") == "1"' in f.read_text()]
-    assert "02_krr.md" in users and "10_randomizers.md" in users
+    chapters_ = list(ROOT.glob("chapters/*.md"))
+    own = [f.name for f in chapters_ if re.search(r"^\s*FULL\s*=|SHUFFLE_FULL\"\)", f.read_text(), re.M)]
+    assert not own, f"chapters with their own switch (use booktools.full_run()): {own}"
+    users = [f.name for f in chapters_ if "full_run()" in f.read_text()]
+    assert {"02_krr.md", "07_gaussian_shuffle.md", "10_randomizers.md"} <= set(users), users
 
 
 def _run(md, injected):
@@ -78,8 +82,9 @@ def test_krr_chapter_at_other_parameters_runs_and_names_them():
     text = _text(nb)
     assert "$n$ = 300, $\\gamma$ = 0.5, $k$ = 3" in text      # the table captions follow
     assert "A_w PLD at n=300" in text and "at n=1000" not in text
-    glued = [o for c in nb.cells for o in c.get("outputs", []) if "application/papermill.record/text/plain" in o.get("data", {})]
-    assert any(o["data"]["application/papermill.record/text/plain"] == "300" for o in glued)
+    glued = {o["metadata"]["scrapbook"]["name"]: o["data"]["application/papermill.record/text/plain"]
+             for c in nb.cells for o in c.get("outputs", []) if "scrapbook" in o.get("metadata", {})}
+    assert glued["krr_n"] == "'300'" and glued["krr_gamma"] == "'0.5'"   # the prose's {eval} texts
 
 
 @pytest.mark.skipif(os.environ.get("SHUFFLE_FULL") != "1", reason="minutes: SHUFFLE_FULL=1")
