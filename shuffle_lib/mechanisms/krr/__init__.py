@@ -3,8 +3,8 @@ et al. 2022, Sec. 4).
 
 * :mod:`.base` -- the exact PLDs (A_s: Koskela et al. 2021, Def. 7, Thm 8; A_w: Koskela et al. 2021,
   Def. 9, Thm 10, App. A);
-* :mod:`.lattice` -- certified lattice pairs beyond ``EXACT_ABOVE`` atoms: the views grouped by
-  loss, merged (lower) and split onto the lattice (upper), any n;
+* :mod:`.lattice` -- certified lattice pairs where the exact PLD is too large: the views grouped
+  by loss, merged (lower) and split onto the lattice (upper), any n;
 * ``shuffle_lib.mechanisms.krr.stream`` -- one round at any n: the exact delta(eps) streamed over
   slices, no PLD (A_w beyond ~5e5 users: bracketed on blocks of b, delta_b being monotone in b);
 * :mod:`.checks` -- brute-force checks of the paper's lemmas (exact enumeration, small n).
@@ -58,7 +58,7 @@ from shuffle_lib.mechanisms.krr.base import (  # noqa: F401
 
 # the brackets' tail cut: K * 1e-60 off the lower end stays invisible at delta ~ 1e-38
 MODEL_TAIL = 1e-60
-EXACT_ABOVE = 10 ** 6   # PLDs with more candidate atoms come from .lattice
+EXACT_ABOVE = 10 ** 6   # exact PLDs with more atoms give way to the pairs of .lattice
 STREAM_ABOVE = 10 ** 6   # one round with an exact PLD larger than this is streamed (.stream)
 
 
@@ -67,24 +67,29 @@ def krr_model(
 ) -> Model:
     """The certified pair of shuffled k-RR against ``adversary``.
 
-    Up to ``EXACT_ABOVE`` candidate atoms the exact PLD (Koskela et al. 2021, Thm 8 / Thm 11)
-    with its binomial tails (<= ``tail``) cut to +inf, one PLD serving both ends; beyond, the
-    lattice pair of :mod:`.lattice` (a dominating and a dominated PLD, second order in the
-    lattice step).  The PLD does not depend on x_1..x_{n-1}, so it dominates every neighbouring
-    pair and serves adaptive compositions; both directions have one PLD.
+    Where the exact PLD fits (``MAX_ATOMS`` candidates, ``EXACT_ABOVE`` atoms) the exact PLD
+    (Koskela et al. 2021, Thm 8 / Thm 11) with its binomial tails (<= ``tail``) cut to +inf, one
+    PLD serving both ends; beyond, the lattice pair of :mod:`.lattice` (a dominating and a
+    dominated PLD, second order in the lattice step).  The PLD does not depend on x_1..x_{n-1},
+    so it dominates every neighbouring pair and serves adaptive compositions; both directions
+    have one PLD.
     """
     if adversary not in ("strong", "weak"):
         raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")
     tail = v.real("tail", tail, 0.0, 1.0)
     n, gamma, k = check_params(n, gamma, k)
     params = {"n": n, "gamma": gamma, "k": k}
-    if exact_atoms(adversary, n, gamma, k) > EXACT_ABOVE:
-        f = lattice.weak_pld_lattice if adversary == "weak" else lattice.strong_pld_lattice
-        pl = f(n, gamma, k)
-        return Model((PLDPair.of(pl.upper),), (PLDPair.of(pl.lower),),
-                     info=dict(params, binned=True))
-    pl = adversary_pld(adversary, n, gamma, k, tail)
-    return Model.of(PLDPair.of(pl.upper, tail_cut=pl.cut), dict(params, tail_cut=pl.cut))
+    try:
+        pl = adversary_pld(adversary, n, gamma, k, tail)
+    except ValueError as err:
+        if "too large" not in str(err):
+            raise
+        pl = None
+    if pl is not None and pl.upper.losses.size <= EXACT_ABOVE:
+        return Model.of(PLDPair.of(pl.upper, tail_cut=pl.cut), dict(params, tail_cut=pl.cut))
+    f = lattice.weak_pld_lattice if adversary == "weak" else lattice.strong_pld_lattice
+    pl = f(n, gamma, k)
+    return Model((PLDPair.of(pl.upper),), (PLDPair.of(pl.lower),), info=dict(params, binned=True))
 
 
 def exact_atoms(adversary: Adversary, n: int, gamma: float, k: int, tail: float = TAIL) -> int:

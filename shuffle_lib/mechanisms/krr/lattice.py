@@ -51,7 +51,6 @@ import numpy as np
 from scipy import special
 from scipy.stats import binom
 
-from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
 from shuffle_lib.core.pld import PLD
 from shuffle_lib.mechanisms.krr.base import KrrPLD, check_params, krr_probs, weak_loss
@@ -246,9 +245,9 @@ def strong_pld_lattice(n: int, gamma: float, k: int) -> KrrPLD:
     N, p = n - 1, gamma / k
     q = p / (1.0 - p)
     tail = LATTICE_TAIL
-    a_lo, a_hi = binom_window(N, p, tail / 2)
+    a_lo, a_hi = (int(x) for x in binom_window(N, p, tail / 2))
     a = np.arange(a_lo, a_hi + 1)
-    c_lo, c_hi = binom_window(N - a, q, tail / 2)
+    c_lo, c_hi = (np.asarray(x) for x in binom_window(N - a, q, tail / 2))
     c_lo = np.maximum(c_lo, 1)
     ok = c_hi >= c_lo
     a, c_lo, c_hi = a[ok], c_lo[ok], c_hi[ok]
@@ -287,7 +286,7 @@ def _weak_given_b(sums: _Sums, b: int, gamma: float, k: int, tail: float, w_up: 
     p1, p2 = krr_probs(gamma, k)
     p3 = max(1.0 - p1 - p2, 0.0)
     r2 = 1.0 / (k - 1)
-    lo, hi = binom_window(b, 1.0 / k, tail / 3)
+    lo, hi = (int(x) for x in binom_window(b, 1.0 / k, tail / 3))
     u = np.arange(lo, hi + 2)
     c_lo, c_hi = np.full(u.size, lo), np.full(u.size, hi + 1)
     alpha, cb = 1.0 - gamma, gamma * (b + 1.0) / k
@@ -319,7 +318,7 @@ def _weak_given_b(sums: _Sums, b: int, gamma: float, k: int, tail: float, w_up: 
 def _b_points(N: int, gamma: float, tail: float) -> np.ndarray:
     """Block starts of B: the window's ends, and the bulk (mean +- B_BULK sd) in blocks of
     B_BLOCK E[B]; the last point is the window's top + 1."""
-    b_lo, b_hi = binom_window(N, gamma, tail)
+    b_lo, b_hi = (int(x) for x in binom_window(N, gamma, tail))
     mu, sd = N * gamma, math.sqrt(N * gamma * (1.0 - gamma))
     s, e = max(b_lo, int(mu - B_BULK * sd)), min(b_hi + 1, int(mu + B_BULK * sd) + 1)
     step = max(1, int(B_BLOCK * mu))
