@@ -218,7 +218,7 @@ def _bulk(rows: np.ndarray, mean_row: float, sd_row: float, m: np.ndarray, r: fl
     """Columns within BULK_SD sd of the conditional mean of Bin(m, r), for rows within BULK_SD
     sd of the rows' mean (others: an empty range)."""
     centre, sd = m * r, np.sqrt(np.maximum(m * r * (1.0 - r), 0.0))
-    inside = np.abs(rows - mean_row) <= BULK_SD * sd_row
+    inside = np.abs(rows - mean_row) <= BULK_SD * sd_row    # sd_row < 0: no bulk
     f_lo = np.where(inside, np.floor(centre - BULK_SD * sd), 1).astype(np.int64)
     f_hi = np.where(inside, np.ceil(centre + BULK_SD * sd), 0).astype(np.int64)
     return f_lo, f_hi
@@ -275,8 +275,9 @@ def strong_pld_lattice(n: int, gamma: float, k: int) -> KrrPLD:
 
 
 def _weak_given_b(sums: _Sums, b: int, gamma: float, k: int, tail: float, w_up: float,
-                  w_low: float) -> None:
-    """Add the A_w views (u, w) given B = b (weights w_up, w_low) to ``sums``.
+                  w_low: float, fine: bool = True) -> None:
+    """Add the A_w views (u, w) given B = b (weights w_up, w_low) to ``sums``; ``fine`` False:
+    every group ``COARSE`` steps wide (a tail block of B).
 
     (M1, M2) | b: M1 ~ Bin(b, 1/k), M2 | M1 = m ~ Bin(b - m, 1/(k-1)); the n-th report adds 1 to u
     (P: p1, Q: p2), to w (P: p2, Q: p1) or to neither (p3 both).  For row u and w in (x_a, x_b]:
@@ -299,7 +300,7 @@ def _weak_given_b(sums: _Sums, b: int, gamma: float, k: int, tail: float, w_up: 
 
     with np.errstate(under="ignore"):
         rho_all = binom.pmf(np.arange(lo - 1, hi + 2), b, 1.0 / k)
-    f_lo, f_hi = _bulk(u, b / k, math.sqrt(b / k * (1 - 1 / k)), b - u, r2)
+    f_lo, f_hi = _bulk(u, b / k, math.sqrt(b / k * (1 - 1 / k)) if fine else -1.0, b - u, r2)
     for row, x, ia, lo_i, hi_i in _groups(x_of, loss, u, c_lo, c_hi, f_lo, f_hi, sums.h):
         ub = u[row]
         d1, e1 = _diff(_tails(x, b - ub + 1, r2), ia, ia + 1)
@@ -348,6 +349,8 @@ def weak_pld_lattice(n: int, gamma: float, k: int) -> KrrPLD:
         t = _tails(np.asarray([pts[i] - 1, pts[i + 1] - 1]), N, gamma)
         w, err = _diff(t, np.asarray([0]), np.asarray([1]))
         ups[i], lows[i + 1] = float(w[0] + err[0]) * (1 + 4 * _U), max(float(w[0] - err[0]), 0.0)
+    mu, sd = N * gamma, math.sqrt(N * gamma * (1.0 - gamma))
     for b, w_up, w_low in zip(pts, ups, lows):
-        _weak_given_b(sums, int(b), gamma, k, tail, w_up, w_low)
+        fine = abs(b - mu) <= B_BULK * sd + 1      # the tail blocks' pairs: coarse groups
+        _weak_given_b(sums, int(b), gamma, k, tail, w_up, w_low, fine)
     return sums.pair(tail * (1 + 1e-9))
