@@ -43,7 +43,7 @@ def _two_rounds(pld, eps):
     w = pld.probs[:, None] * pld.probs[None, :]
     fin = math.fsum((w * -np.expm1(np.minimum(eps - s, 0.0))).ravel())
     tot = float(np.sum(pld.probs)) + pld.inf_mass
-    return fin + tot ** 2 - (tot - pld.inf_mass) ** 2
+    return fin + (tot ** 2 - (tot - pld.inf_mass) ** 2)
 
 
 @pytest.mark.parametrize("adv, n, gamma, k", CASES)
@@ -76,8 +76,25 @@ def test_lattice_pair_brackets_the_exact_views_two_rounds(adv, n, gamma, k):
             (eps, lo, exact, up)
 
 
+@pytest.mark.parametrize("adv, n, gamma, k", CASES[1:4])
+def test_pair_from_atoms_brackets_the_exact_views(adv, n, gamma, k):
+    """An exact PLD grouped onto a coarse lattice (h = 1e-2, so the groups hold many atoms): the
+    merge / split pair brackets the exact views, one and two rounds; the exact atom at loss 0
+    stays exact in both PLDs."""
+    pl = lattice.pair_from_atoms(krr.adversary_pld(adv, n, gamma, k, tail=0.0), 1e-2)
+    assert 0.0 in pl.upper.losses and 0.0 in pl.lower.losses
+    atoms = _oracle_atoms(adv, n, gamma, k)
+    for eps in (0.0, 0.1, 0.4, 1.0):
+        for K, read in ((1, hockey_stick), (2, _two_rounds)):
+            exact = float(both(atoms, K, eps)[0])
+            lo, up = read(pl.lower, eps), read(pl.upper, eps)
+            assert lo <= exact * (1 + 1e-11) + 1e-300 and exact <= up * (1 + 1e-11) + 1e-300, \
+                (K, eps, lo, exact, up)
+
+
 def _mp_tails(x, m, r):
-    """(P[Bin(m, r) <= x], P[Bin(m, r) > x]) by summing the PMF outwards from x in 40 digits."""
+    """(P[Bin(m, r) <= x], P[Bin(m, r) > x], P[Bin(m, r) = x]) by summing the PMF outwards from x
+    in 40 digits."""
     with mpmath.workdps(40):
         r = mpmath.mpf(r)
         pmf = mpmath.exp(mpmath.loggamma(m + 1) - mpmath.loggamma(x + 1) - mpmath.loggamma(m - x + 1)
@@ -93,17 +110,18 @@ def _mp_tails(x, m, r):
             high += t
             t *= (m - j) / (j + 1) * r / (1 - r)
             j += 1
-        return low, high
+        return low, high, pmf
 
 
 @pytest.mark.parametrize("m, x, r", [(10 ** 6, 332_000, 1 / 3), (10 ** 6, 334_500, 1 / 3),
                                      (8_530_000, 2_128_000, 0.25), (9_999_999, 2_140_000, 0.2132),
                                      (10 ** 7, 2_125_000, 0.2132)])
 def test_scipy_binomial_tails_meet_the_error_budget(m, x, r):
-    """binom.cdf / binom.sf at research sizes (n up to 1e7) within CDF_RTOL / 10 of a 40-digit
+    """binom.pmf / cdf / sf at research sizes (n up to 1e7) within CDF_RTOL / 10 of a 40-digit
     sum: the module's point 2 assumes CDF_RTOL.  special.bdtr / bdtrc (cephes), off by 1.2e-9 at
     the first case and 1.6e-8 at the fourth, fail it."""
-    low, high = _mp_tails(x, m, r)
+    low, high, pmf = _mp_tails(x, m, r)
+    assert abs(binom.pmf(x, m, r) / float(pmf) - 1) < lattice.CDF_RTOL / 10
     assert abs(binom.cdf(x, m, r) / float(low) - 1) < lattice.CDF_RTOL / 10
     assert abs(binom.sf(x, m, r) / float(high) - 1) < lattice.CDF_RTOL / 10
     cephes = max(abs(special.bdtr(x, m, r) / float(low) - 1),

@@ -69,10 +69,11 @@ def krr_model(
 
     Where the exact PLD fits (``MAX_ATOMS`` candidates, ``EXACT_ABOVE`` atoms) the exact PLD
     (Koskela et al. 2021, Thm 8 / Thm 11) with its binomial tails (<= ``tail``) cut to +inf, one
-    PLD serving both ends; beyond, the lattice pair of :mod:`.lattice` (a dominating and a
-    dominated PLD, second order in the lattice step).  The PLD does not depend on x_1..x_{n-1},
-    so it dominates every neighbouring pair and serves adaptive compositions; both directions
-    have one PLD.
+    PLD serving both ends; an exact PLD of more atoms grouped onto a lattice of step 1e-6
+    (:func:`.lattice.pair_from_atoms`); beyond the exact PLD's size, the lattice pair of
+    :mod:`.lattice` (a dominating and a dominated PLD, second order in the lattice step).  The
+    PLD does not depend on x_1..x_{n-1}, so it dominates every neighbouring pair and serves
+    adaptive compositions; both directions have one PLD.
     """
     if adversary not in ("strong", "weak"):
         raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")
@@ -87,8 +88,11 @@ def krr_model(
         pl = None
     if pl is not None and pl.upper.losses.size <= EXACT_ABOVE:
         return Model.of(PLDPair.of(pl.upper, tail_cut=pl.cut), dict(params, tail_cut=pl.cut))
-    f = lattice.weak_pld_lattice if adversary == "weak" else lattice.strong_pld_lattice
-    pl = f(n, gamma, k)
+    if pl is not None:
+        pl = lattice.pair_from_atoms(pl)
+    else:
+        f = lattice.weak_pld_lattice if adversary == "weak" else lattice.strong_pld_lattice
+        pl = f(n, gamma, k)
     return Model((PLDPair.of(pl.upper),), (PLDPair.of(pl.lower),), info=dict(params, binned=True))
 
 

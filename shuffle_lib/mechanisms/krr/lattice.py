@@ -90,7 +90,9 @@ class _Sums:
             lo_f, hi_f = lo_i * h, hi_i * h
             den = -np.expm1(lo_f - hi_f) * (1.0 - 1e-9)
             num = p_up - q_dn * np.exp(lo_f) * (1.0 - 4 * _U)
-            p_hi = np.clip(num / den * (1.0 + 1e-9), 0.0, p_up)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                # lo_i == hi_i: a group of losses exactly 0 stays where it is
+                p_hi = np.where(hi_i > lo_i, np.clip(num / den * (1.0 + 1e-9), 0.0, p_up), p_up)
             p_lo = np.maximum(p_up - p_hi, 0.0) * (1.0 + 4 * _U)
             self.up += np.bincount(lo_i - self.base, p_lo, minlength=size)
             self.up += np.bincount(hi_i - self.base, p_hi, minlength=size)
@@ -120,7 +122,8 @@ class _Sums:
     def pair(self, inf_up: float, at_zero: float = 0.0, inf_low: float = 0.0) -> KrrPLD:
         """The (upper, lower) PLDs, with ``inf_up`` (``inf_low``) at +inf in the upper (lower) one
         and an exact atom of mass ``at_zero`` at loss 0 in both."""
-        ku, kl = self.up > 0, self.low_p > 0
+        ku = self.up > 0
+        kl = (self.low_p > 0) & (self.low_q > 0)    # Q^+ underflowed to 0: the atom is dropped
         up_l = (np.flatnonzero(ku) + self.base) * self.h
         up_p = self.up[ku]
         with np.errstate(divide="ignore"):
@@ -134,6 +137,45 @@ class _Sums:
         upper = PLD(up_l[o_u], up_p[o_u], min(1.0, inf_up))
         lower = PLD(ll[o_l], lp[o_l], min(1.0, inf_low))
         return KrrPLD(upper, lower, inf_up, int(up_l.size))
+
+
+ATOMS_STEP = 1e-6      # the lattice of :func:`pair_from_atoms`
+ATOMS_RTOL = 1e-13     # relative error of an exact PLD's atom (P-mass, and Q = P e^{-loss})
+
+
+def pair_from_atoms(pl: KrrPLD, h: float = ATOMS_STEP) -> KrrPLD:
+    """An exact PLD's atoms grouped onto the lattice of step h, merged (lower) and split (upper)
+    as in the module docstring: the pair of a large exact PLD, second order in h.
+
+    The atoms' P-masses and Q-masses P e^{-loss} are taken within ``ATOMS_RTOL`` (point 2); the
+    +inf masses of ``pl.upper`` and ``pl.lower`` are kept.  Source: Doroshenko et al. 2022, Sec. 3
+    (the pessimistic PLD), applied to Koskela et al. 2021, Thm 8 / Thm 11's exact PLDs.
+    """
+    if not isinstance(pl, KrrPLD):
+        raise ValueError(f"pl must be a KrrPLD, got {type(pl).__name__}.")
+    if not (isinstance(h, float) and 0.0 < h <= 0.1):
+        raise ValueError(f"h must be a float in (0, 0.1], got h={h!r}.")
+    atoms = pl.lower
+    losses, p = atoms.losses, atoms.probs
+    if losses.size and float(np.max(np.abs(losses))) / h > 1e9:
+        raise ValueError(f"h={h:g} is too fine for losses up to {np.max(np.abs(losses)):g}.")
+    zero = losses == 0.0                 # P = Q exactly: one exact atom at 0 in both PLDs
+    losses, p = losses[~zero], p[~zero]
+    q = p * np.exp(-losses)
+    lo_i, hi_i = _ends(losses, losses, h)
+    sums = _Sums(h)
+    sums.add(lo_i, hi_i, p, q, ATOMS_RTOL * p, ATOMS_RTOL * q, 1.0, 1.0)
+    return sums.pair(pl.upper.inf_mass, at_zero=float(np.sum(atoms.probs[zero])),
+                     inf_low=atoms.inf_mass)
+
+
+def _ends(l_min: np.ndarray, l_max: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """Lattice indices enclosing [l_min, l_max] (point 4); a loss computed as exactly 0 is
+    exactly 0 (a + 1 = c, u = w: the ratio is 1), and keeps the lattice point 0."""
+    m_lo = np.where(l_min == 0.0, 0.0, _EDGE + 1e-15 * np.abs(l_min) / h)
+    m_hi = np.where(l_max == 0.0, 0.0, _EDGE + 1e-15 * np.abs(l_max) / h)
+    return (np.floor(l_min / h - m_lo).astype(np.int64),
+            np.ceil(l_max / h + m_hi).astype(np.int64))
 
 
 def _tails(x: np.ndarray, m: np.ndarray | int, r: float) -> tuple[np.ndarray, np.ndarray]:
@@ -208,8 +250,7 @@ def _groups(x_of: Callable, loss: Callable, rows: np.ndarray, c_lo: np.ndarray,
         ia = ia[x[ia + 1] > x[ia]]
         r = row[ia] + start
         l_max, l_min = loss(rows[r], x[ia] + 1), loss(rows[r], x[ia + 1])
-        lo_i = np.floor(l_min / h - _EDGE - 1e-15 * np.abs(l_min) / h).astype(np.int64)
-        hi_i = np.ceil(l_max / h + _EDGE + 1e-15 * np.abs(l_max) / h).astype(np.int64)
+        lo_i, hi_i = _ends(l_min, l_max, h)
         yield row + start, x, ia, lo_i, hi_i
         start = stop
 
