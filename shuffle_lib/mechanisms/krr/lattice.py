@@ -139,7 +139,7 @@ class _Sums:
         return KrrPLD(upper, lower, inf_up, int(up_l.size))
 
 
-ATOMS_STEP = 1e-6      # the lattice of :func:`pair_from_atoms`
+ATOMS_STEP = 1e-4      # the lattice of :func:`pair_from_atoms`
 ATOMS_RTOL = 1e-13     # relative error of an exact PLD's atom (P-mass, and Q = P e^{-loss})
 
 
