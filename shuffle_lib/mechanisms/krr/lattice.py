@@ -17,7 +17,9 @@ differences (Koskela et al. 2021, Def. 7 and eq. 4.1; Def. 9 and App. A).  From 
 
 Both are second order in h: a group changes delta(eps) only where eps falls inside its bin, by at
 most P_g (e^h - 1).  The lattice step is a fraction ``1 / STEPS_PER_SD`` of the loss's standard
-deviation, so the pair's own gap in eps is ~1e-4 relative, below the accountant's grid.
+deviation: the pair's own gap is ~1e-3 relative in one round's delta for A_s and a few 1e-3 for
+A_w (mostly its b-blocks), ~1e-3 relative in a composed eps, below the accountant's grid at its
+default accuracy (benchmarks/README.md, ``krr.py composed``).
 
 A_w mixes over B ~ Bin(n-1, gamma), which the adversary sees.  The pair given b is a
 post-processing of the pair given b - 1 (one more uniform report), so delta_b is non-increasing
