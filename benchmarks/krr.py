@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/krr.py timing      # PLD size and build time vs n, both adversaries
     .venv/bin/python benchmarks/krr.py big         # the Figure 1 table at n = 10^5 (both adversaries)
     .venv/bin/python benchmarks/krr.py single      # one round at n = 1e4..1e6: streamed vs the PLD route
+    .venv/bin/python benchmarks/krr.py composed    # K = 10 rounds at n = 1e4..1e7: the lattice pairs
 
 ``timing`` prints workload / seconds / ratio against a baseline timed in the same
 run: the seed's loose one-dimensional pair (two binomial PMFs, O(n)).
@@ -84,7 +85,29 @@ def single():
         print(row, flush=True)
 
 
+def composed():
+    """K = 10 rounds, eps(1e-6), gamma = 0.853, k = 4 (issue 27's queries): bracket, relative width
+    and seconds of the whole query (PLD pair and composition), at the default accuracy and at
+    2e-5.  Above ~1e6 atoms the pair is the lattice pair of krr.lattice."""
+    from shuffle_lib import mechanism_brackets
+    print(f"{'adversary':10s}{'n':>8}{'accuracy':>10}{'eps bracket':>26}{'width':>9}{'met':>6}{'s':>8}")
+    for adv in ("strong", "weak"):
+        for n in (10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7):
+            for acc in (2e-4, 2e-5):
+                krr.strong_pld.cache_clear()
+                krr.weak_pld.cache_clear()
+                krr.lattice.strong_pld_lattice.cache_clear()
+                krr.lattice.weak_pld_lattice.cache_clear()
+                t0 = time.perf_counter()
+                b = mechanism_brackets(f"krr-{adv}", "epsilon", [1e-6], 10, accuracy=acc,
+                                       n=n, gamma=0.853, k=4)[0]
+                dt = time.perf_counter() - t0
+                print(f"{adv:10s}{n:>8.0e}{acc:>10.0e}{f'[{b.lower:.6g}, {b.upper:.6g}]':>26}"
+                      f"{(b.upper - b.lower) / b.lower:>9.2%}{str(b.accuracy_met):>6}{dt:>8.1f}",
+                      flush=True)
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["timing", "big", "single"])
-    {"timing": timing, "big": big, "single": single}[ap.parse_args().what]()
+    ap.add_argument("what", choices=["timing", "big", "single", "composed"])
+    {"timing": timing, "big": big, "single": single, "composed": composed}[ap.parse_args().what]()

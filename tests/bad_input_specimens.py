@@ -250,10 +250,9 @@ _add("mechanisms.krr.checks",
      weak_readings=dict(n=20, gamma=0.5, k=3, eps=0.5),
      independent_losses=dict(n=20, gamma=0.5, k=3, tail=1e-30),
      composed_tail=dict(losses=[0.5, -0.5], probs=[0.6, 0.4], inf_mass=0.0, n_c=2, eps=0.5, h=1e-3))
-_add("mechanisms.krr.large",
-     weak_pld_binned=dict(n=20, gamma=0.5, k=3, blocks=4, h=1e-3, tail=1e-20),
-     strong_pld_binned=dict(n=20, gamma=0.5, k=3, cells=10000, h=1e-3, tail=1e-20),
-     bin_pair=dict(pl=KRRPLD, h=1e-3))
+_add("mechanisms.krr.lattice",
+     weak_pld_lattice=dict(n=20, gamma=0.5, k=3), strong_pld_lattice=dict(n=20, gamma=0.5, k=3),
+     pair_from_atoms=dict(pl=KRRPLD, h=1e-3))
 _add("mechanisms.krr.stream",
      weak_delta_lower=dict(n=20, gamma=0.5, k=3, eps=np.array([0.5]), tail=1e-12, stride=1),
      strong_delta_lower=dict(n=20, gamma=0.5, k=3, eps=np.array([0.5]), tail=1e-12),

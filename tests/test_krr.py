@@ -17,7 +17,7 @@ from scipy.stats import binom
 from shuffle_lib.core.pld import delta_exact, epsilon_exact, hockey_stick, pld_from_pmfs, product_pmfs, tail_probability
 from shuffle_lib.mechanisms import krr
 from shuffle_lib.mechanisms.krr import checks as kc
-from shuffle_lib.mechanisms.krr import large as krr_large
+from shuffle_lib.mechanisms.krr import lattice as krr_lattice
 
 FIG1 = dict(n=1000, gamma=0.25, k=4)
 
@@ -189,36 +189,17 @@ def test_truncation_is_certified(view):
         assert up - lo <= cut.cut * (1 + 1e-9)
 
 
-@pytest.mark.parametrize("k", [2, 4])
-def test_weak_binned_is_certified(k):
-    """The block/grid pair for large n brackets the exact A_w delta (checked at n = 400)."""
-    exact = krr.weak_pld(400, 0.3, k)
-    binned = krr_large.weak_pld_binned(400, 0.3, k, blocks=8, h=1e-3)
-    for e in [0.0, 0.1, 0.3, 0.6, 1.0]:
-        ex = hockey_stick(exact.lower, e)
-        assert hockey_stick(binned.lower, e) <= ex * (1 + 1e-12) and ex <= hockey_stick(binned.upper, e) * (1 + 1e-12)
-
-
-def test_strong_binned_is_certified():
-    """The block/grid A_s pair for n beyond the exact size brackets the exact delta (n = 300)."""
-    exact = krr.strong_pld(300, 0.35, 3)
-    binned = krr_large.strong_pld_binned(300, 0.35, 3, cells=3000, h=1e-3)
-    for e in [0.0, 0.2, 0.5, 1.0, 2.0, 4.0]:
-        ex = hockey_stick(exact.lower, e)
-        assert hockey_stick(binned.lower, e) <= ex * (1 + 1e-12) and ex <= hockey_stick(binned.upper, e) * (1 + 1e-12)
-
-
 def test_large_n_paths_are_certified(monkeypatch):
-    """Binning of a large exact PLD, and the A_w fallback, give brackets that contain the
-    exact delta (size thresholds lowered so that the exact value is still computable)."""
+    """The lattice pair that takes over from an exact PLD above EXACT_ABOVE atoms, and the A_w
+    fallback beyond the exact PLD's size, give brackets that contain the exact delta (size
+    thresholds lowered so that the exact value is still computable)."""
     eps = [0.2, 0.5]
     for view in ("strong", "weak"):
         pl = krr.adversary_pld(view, 300, 0.35, 3)
         for n_c in (1, 3):
             want = [hockey_stick(pl.lower, e) for e in eps] if n_c == 1 else \
                 [b for b in krr.delta_bracket(view, 300, 0.35, 3, eps, compositions=n_c)]
-            monkeypatch.setattr(krr, "BIN_ABOVE", 100)
-            monkeypatch.setattr(krr, "BIN_STEP", 1e-3)
+            monkeypatch.setattr(krr, "EXACT_ABOVE", 100)
             got = krr.delta_bracket(view, 300, 0.35, 3, eps, compositions=n_c)
             monkeypatch.undo()
             for w, g in zip(want, got):
@@ -364,9 +345,7 @@ def test_extremes():
         krr.weak_pld(10 ** 7, 0.25, 4)
     br = krr.epsilon_bracket("strong", 100, 0.25, 4, [1e-300])[0]
     assert br.lower == br.upper == math.inf
-    with pytest.raises(ValueError, match="too large"):   # one round streams (issue 14); two rounds need the PLD
-        krr.delta_bracket("weak", 10 ** 7, 0.25, 4, [1.0], compositions=2)
-    br = krr.epsilon_bracket("strong", 10 ** 7, 0.25, 4, [1e-6])[0]   # certified binned pair
+    br = krr.epsilon_bracket("strong", 10 ** 7, 0.25, 4, [1e-6])[0]   # one round: streamed
     assert 0 < br.lower <= br.upper <= krr.balle_epsilon(10 ** 7, 0.25, 4, 1e-6)
 
 
@@ -474,11 +453,11 @@ def test_streamed_property_lower_exact_upper(n, gamma, k, e):
         assert b.lower <= x * (1 + 1e-12) + 1e-300 and x <= b.upper * (1 + 1e-12) + 1e-300
 
 
-def test_streamed_weak_agrees_with_the_binned_pair():
-    """Two certified methods at n = 1e4 (beyond the exact PLD): the streamed bracket and the binned
+def test_streamed_weak_agrees_with_the_lattice_pair():
+    """Two certified methods at n = 1e4 (beyond the exact PLD): the streamed bracket and the lattice
     pair's overlap, and the streamed one sits inside it (it is exact up to 1e-9)."""
     n, gamma, k, eps = 10 ** 4, 0.25, 4, [0.1, 0.2]
-    pl = krr_large.weak_pld_binned(n, gamma, k)
+    pl = krr_lattice.weak_pld_lattice(n, gamma, k)
     for e, b in zip(eps, stream.delta_streamed("weak", n, gamma, k, eps)):
         lo, hi = hockey_stick(pl.lower, e), hockey_stick(pl.upper, e)
         assert lo <= b.lower <= b.upper <= hi, (e, lo, b, hi)

@@ -3,7 +3,8 @@ et al. 2022, Sec. 4).
 
 * :mod:`.base` -- the exact PLDs (A_s: Koskela et al. 2021, Def. 7, Thm 8; A_w: Koskela et al. 2021,
   Def. 9, Thm 10, App. A);
-* :mod:`.large` -- certified coarse pairs beyond the exact PLDs' size limits;
+* :mod:`.lattice` -- certified lattice pairs where the exact PLD is too large: the views grouped
+  by loss, merged (lower) and split onto the lattice (upper), any n;
 * ``shuffle_lib.mechanisms.krr.stream`` -- one round at any n: the exact delta(eps) streamed over
   slices, no PLD (A_w beyond ~5e5 users: bracketed on blocks of b, delta_b being monotone in b);
 * :mod:`.checks` -- brute-force checks of the paper's lemmas (exact enumeration, small n).
@@ -37,7 +38,7 @@ from shuffle_lib.core.binomial import binom_window
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, Method, Model, PLDPair
-from shuffle_lib.mechanisms.krr import large, stream
+from shuffle_lib.mechanisms.krr import lattice, stream
 from shuffle_lib.mechanisms.krr.base import (  # noqa: F401
     MAX_ATOMS,
     TAIL,
@@ -57,8 +58,7 @@ from shuffle_lib.mechanisms.krr.base import (  # noqa: F401
 
 # the brackets' tail cut: K * 1e-60 off the lower end stays invisible at delta ~ 1e-38
 MODEL_TAIL = 1e-60
-BIN_ABOVE = 10 ** 6   # PLDs with more atoms are rounded onto a grid before the FFT accountant
-BIN_STEP = 1e-6
+EXACT_ABOVE = 10 ** 6   # exact PLDs with more atoms give way to the pairs of .lattice
 STREAM_ABOVE = 10 ** 6   # one round with an exact PLD larger than this is streamed (.stream)
 
 
@@ -67,33 +67,33 @@ def krr_model(
 ) -> Model:
     """The certified pair of shuffled k-RR against ``adversary``.
 
-    The exact PLD (Koskela et al. 2021, Thm 8 / Thm 11) with its binomial tails (<= ``tail``) cut to
-    +inf; binned onto a grid of step ``BIN_STEP`` above ``BIN_ABOVE`` atoms; beyond the exact PLDs'
-    size limits the certified block pairs of :mod:`.large`.  The PLD does not depend on
-    x_1..x_{n-1}, so it dominates every neighbouring pair and serves adaptive compositions; both
-    directions have one PLD.
+    Where the exact PLD fits (``MAX_ATOMS`` candidates, ``EXACT_ABOVE`` atoms) the exact PLD
+    (Koskela et al. 2021, Thm 8 / Thm 11) with its binomial tails (<= ``tail``) cut to +inf, one
+    PLD serving both ends; an exact PLD of more atoms grouped onto a lattice of step 1e-4
+    (:func:`.lattice.pair_from_atoms`); beyond the exact PLD's size, the lattice pair of
+    :mod:`.lattice` (a dominating and a dominated PLD, second order in the lattice step).  The
+    PLD does not depend on x_1..x_{n-1}, so it dominates every neighbouring pair and serves
+    adaptive compositions; both directions have one PLD.
     """
     if adversary not in ("strong", "weak"):
         raise ValueError(f"adversary must be 'strong' or 'weak', got adversary={adversary!r}.")
     tail = v.real("tail", tail, 0.0, 1.0)
+    n, gamma, k = check_params(n, gamma, k)
     params = {"n": n, "gamma": gamma, "k": k}
     try:
         pl = adversary_pld(adversary, n, gamma, k, tail)
     except ValueError as err:
         if "too large" not in str(err):
             raise
-        f = large.weak_pld_binned if adversary == "weak" else large.strong_pld_binned
-        pl = f(*check_params(n, gamma, k))
-        return _bounding(pl, dict(params, binned=True))
-    if pl.upper.losses.size <= BIN_ABOVE:
+        pl = None
+    if pl is not None and pl.upper.losses.size <= EXACT_ABOVE:
         return Model.of(PLDPair.of(pl.upper, tail_cut=pl.cut), dict(params, tail_cut=pl.cut))
-    return _bounding(large.bin_pair(pl, BIN_STEP), dict(params, binned=True))
-
-
-def _bounding(pl: KrrPLD, info: dict) -> Model:
-    """A dominating PLD (upper end) and a dominated one (lower end), each serving both
-    directions."""
-    return Model((PLDPair.of(pl.upper),), (PLDPair.of(pl.lower),), info=info)
+    if pl is not None:
+        pl = lattice.pair_from_atoms(pl)
+    else:
+        f = lattice.weak_pld_lattice if adversary == "weak" else lattice.strong_pld_lattice
+        pl = f(n, gamma, k)
+    return Model((PLDPair.of(pl.upper),), (PLDPair.of(pl.lower),), info=dict(params, binned=True))
 
 
 def exact_atoms(adversary: Adversary, n: int, gamma: float, k: int, tail: float = TAIL) -> int:

@@ -22,7 +22,7 @@ bound; the cut mass (<= ``tail``) is sent to +inf in ``upper`` and dropped in
 ``lower``, so hockey-stick values of ``upper`` are >= the exact ones and those
 of ``lower`` are <=.  With ``tail=0`` nothing is cut.  Views with equal
 likelihood ratio are merged into one atom (exact up to rounding).  Beyond the
-exact PLDs' size limits, :mod:`shuffle_lib.mechanisms.krr.large` supplies certified coarse
+exact PLDs' size limits, :mod:`shuffle_lib.mechanisms.krr.lattice` supplies certified lattice
 pairs, used automatically by ``krr.delta_bracket`` and ``krr.epsilon_bracket``.
 """
 
