@@ -168,3 +168,15 @@ def test_model_takes_the_lattice_pair_beyond_the_exact_pld():
     assert big.info.get("binned") and big.upper[0] is not big.lower[0]
     br = evaluate.epsilon_brackets(big, [1e-6], 3)[0]
     assert 0 < br.lower <= br.upper < krr.eps0_from_gamma(0.853, 4) * 3
+
+
+@pytest.mark.parametrize("m, x, r", [(10 ** 6, 332_000, 1 / 3), (9_999_999, 2_140_000, 0.2132),
+                                     (10 ** 7, 2_125_000, 0.2132)])
+def test_the_streamed_route_reads_binomial_cdfs_within_its_margin(m, x, r):
+    """The streamed A_w / A_s route (krr.stream) covers floating point by the relative margin ROUND
+    with room for a 1e3 cancellation: its CDF must be within ROUND / 1e3 of a 40-digit sum at
+    research sizes (cephes' bdtr, 1.6e-8 off at the second case, would not be)."""
+    from shuffle_lib.mechanisms.krr import stream
+    low, _, _ = _mp_tails(x, m, r)
+    got = float(stream._cdf(np.array([x]), np.array([m]), r)[0])
+    assert abs(got / float(low) - 1) < stream.ROUND / 1e3
