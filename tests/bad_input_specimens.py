@@ -493,6 +493,7 @@ NOT_SWEPT = {
     **{f"shuffle_lib.core.grid.{f}": "arithmetic of the grid accountant shared with core.fourier, on arrays and "
        "PLDs the accountant has already checked (not an input boundary)"
        for f in ("dot", "inf_mass", "log_masses", "rounding_gain")},
+    "shuffle_lib.core.grid.resident_bytes": "takes no argument (reads the process's resident set)",
     **{f"shuffle_lib.core.search.{f}": "the search loops: a predicate and ends the caller has "
        "validated, each caller's own stopping rule (the callers are swept)"
        for f in ("arithmetic", "geometric", "integer_mid", "narrow", "step_out", "illinois",
