@@ -405,3 +405,15 @@ def test_the_clones_threshold_at_eps_700_and_a_billion_users_is_silent_and_exact
         warnings.simplefilter("error")
         k = loss_threshold(s, np.full(4, al), np.full(4, be), np.full(4, ga), 700.0)
     assert list(k) == list(s + 1)
+
+
+def test_an_upper_end_below_the_double_range_is_the_least_positive_double(capsys):
+    """histogram-krr n = 40, n_x0 = 0, k = 4, eps0 = 2, K = 1000: the count view's top loss 2 has
+    mass 1.6e-40, so delta(700) is positive (700 < 1000 x 2) yet far below the double range; the
+    grid read 0 for the upper end (the deep extreme sweep's case).  A certified upper end of a
+    positive value is positive: the least positive double, flagged by accuracy_met."""
+    code, out, err = run_json(capsys, "delta", "histogram-krr", "--n", "40", "--n-x0", "0", "--k", "4",
+                              "--eps0", "2", "--eps", "700", "--compositions", "1000")
+    assert code == 0, err
+    r = out["results"][0]
+    assert r["delta_lower"] == 0.0 and r["delta_upper"] == 5e-324 and r["accuracy_met"] is False

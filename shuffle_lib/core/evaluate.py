@@ -26,7 +26,7 @@ from typing import Literal
 
 import numpy as np
 
-from shuffle_lib.core import fourier
+from shuffle_lib.core import fourier, two_atom
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.pld import PLD
@@ -55,7 +55,12 @@ def _pair(pair: PLDPair, verb: Verb, k: int, targets: list[float], kw: dict
     caps = None if pair.caps is None else (_times(pair.caps[0], k), _times(pair.caps[1], k))
     pq, qp = _times(pair.pq, k), _times(pair.qp, k)
     if verb == "delta":
-        return fourier.delta_bracket(pq, qp, targets, lower=caps, **kw), []
+        out = fourier.delta_bracket(pq, qp, targets, lower=caps, **kw)
+        # an upper end of 0 only where no outcome of positive mass has a composed loss above eps:
+        # below the double range (an atom of mass 1e-40, K = 1000) the grid can read 0
+        return [Bracket(b.lower, max(two_atom.positive_floor(b.upper, pq, e),
+                                     two_atom.positive_floor(b.upper, qp, e)))
+                for b, e in zip(out, targets)], []
     more = _shifted(pair, k, targets)
     ok = [d for d in more if d < 1.0]
     both = fourier.epsilon_bracket(pq, qp, targets + ok, lower=caps, **kw)
