@@ -198,7 +198,7 @@ def test_heterogeneous_rounds_never_count_the_truncated_tail_in_the_lower_end():
     the top loss; the lower PLD (what the grid-free lower caps read) has no such atom.  And the
     brackets of rounds [(30, 1, 1), (40, 2, 1)] up to the largest composed loss hold the exact delta."""
     from shuffle_lib.mechanisms.clones.compose import _round_plds
-    up, low, route, _ = _round_plds(30, 1.0, "fmt21", 2, 2e-4)
+    up, low, route, _, _ = _round_plds(30, 1.0, "fmt21", 2, 2e-4)
     assert route == "exact" and up.losses.size == low.losses.size + 1
     _, info = clone_pld.clone_pld(30, 1.0, "fmt21", 1e-18, "lower")
     assert math.isclose(up.probs.sum() - low.probs.sum(), info["dropped"], rel_tol=1e-6, abs_tol=1e-300)

@@ -79,7 +79,10 @@ class PLDPair:
     atoms whose loss is at most ``max_loss`` (the Renyi route can then bound it).  ``caps``:
     dominated parts (pq, qp) the grid-free lower caps read when these PLDs carry a truncated tail
     as a finite top atom (:func:`shuffle_lib.core.fourier.delta_bracket`'s ``lower``): one
-    composition then serves both ends.
+    composition then serves both ends.  ``deepen(tau)``: the same pair built again with at most
+    ``tau`` of truncated mass per round (None when that build is out of reach); the evaluator asks
+    for it at targets below the floor a truncation of ``truncated`` per round leaves (K rounds
+    move delta by up to K ``truncated``, :func:`shuffle_lib.core.evaluate.brackets`).
     """
 
     pq: Parts
@@ -87,6 +90,8 @@ class PLDPair:
     tail_cut: float = 0.0
     max_loss: float | None = None
     caps: tuple[Parts, Parts] | None = None
+    deepen: Callable[[float], PLDPair | None] | None = None
+    truncated: float = 0.0
 
     def __post_init__(self):
         for name in ("pq", "qp"):
@@ -97,6 +102,10 @@ class PLDPair:
         object.__setattr__(self, "tail_cut", v.real("tail_cut", self.tail_cut, 0.0, 1.0))
         if self.max_loss is not None:
             object.__setattr__(self, "max_loss", v.real("max_loss", self.max_loss, 0.0))
+        object.__setattr__(self, "truncated", v.real("truncated", self.truncated, 0.0, 1.0))
+        if self.deepen is not None and self.tail_cut > 0.0:
+            raise ValueError(f"a pair with deepen carries its truncation in truncated, not as a "
+                             f"tail cut, got tail_cut={self.tail_cut!r}.")
 
     @classmethod
     def of(cls, pq: PLD, qp: PLD | None = None, tail_cut: float = 0.0,
