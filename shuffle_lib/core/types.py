@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.constants import MAX_COMPOSITIONS
+from shuffle_lib.core.constants import MAX_COMPOSITIONS, TINY
 from shuffle_lib.core.pld import PLD, pld_from_pmfs
 
 ArrayLike = float | Sequence[float] | np.ndarray
@@ -141,6 +141,29 @@ class Method:
     def __post_init__(self):
         object.__setattr__(self, "rounds",
                            v.integer("rounds", self.rounds, lo=1, hi=MAX_COMPOSITIONS))
+
+    def capped(self, delta_cap: Callable[[float], float],
+               eps_cap: Callable[[float], float]) -> Method:
+        """This method with its upper ends lowered to certified caps: ``delta_cap(eps)`` >= the
+        tight delta(eps), ``eps_cap(delta)`` >= the tight eps(delta) (for a shuffler, its local
+        randomiser's own: the shuffled view is a post-processing of the reports).  The min of two
+        upper ends is one, and a cap of every candidate's end caps their max.  A delta target
+        whose cap is at most the least positive double (``constants.TINY``) is not passed to the
+        method: the bracket [0, cap] is as narrow as doubles allow, and its work is spared."""
+        def delta(eps: list[float]) -> list[Bracket]:
+            caps = [min(1.0, delta_cap(e)) for e in eps]
+            todo = [e for e, c in zip(eps, caps) if c > TINY]
+            got = iter(self.delta(todo) if todo else [])
+            out = []
+            for c in caps:
+                b = next(got) if c > TINY else Bracket(0.0, c)
+                out.append(Bracket(min(b.lower, b.upper, c), min(b.upper, c)))
+            return out
+
+        def epsilon(delta: list[float]) -> list[Bracket]:
+            return [Bracket(min(b.lower, b.upper, c), min(b.upper, c))
+                    for b, c in zip(self.epsilon(delta), (eps_cap(d) for d in delta))]
+        return Method(delta, epsilon, self.rounds)
 
     @classmethod
     def constant(cls, delta: float, eps: float, rounds: int = 1) -> Method:
