@@ -471,16 +471,17 @@ def test_bitflip_tiny_q_keeps_the_masses_of_order_q(m, K):
     check_delta("bitflip", {"n": 3, "q": 1e-17, "m": m}, K, 38.0 * K)
 
 
-def test_clone_window_dropped_mass_survives_the_exact_1_minus_q():
+@pytest.mark.parametrize("tau", [1e-18, 1e-60, 1e-200])
+def test_clone_window_dropped_mass_survives_the_exact_1_minus_q(tau):
     """With 1 - q computed without cancellation, al + be is no longer exactly 1, and the dropped
     a-tail mass of clones.pld._window, taken as 1 - T_P(a_lo), went negative and was clipped to 0
     (n = 1500, eps0 = 3: 3.35e-21 -> 0.00, chapter 3's grid cell): an upper PLD missing mass.  It is
-    now summed from binomial CDFs; here against the direct sum over the dropped atoms."""
-    import numpy as np
+    now summed from binomial CDFs; here against the direct sum over the dropped atoms, also at the
+    deeper truncations a pair is rebuilt with below the floor (core.evaluate._deepened)."""
     from shuffle_lib.mechanisms.clones import pairs, pld
     n, eps0 = 200, 3.0
     pr = pairs.PAIRS["fmt21"]
-    s, a_lo, a_hi, (ps, al, be, ga), dropped = pld._window(n, eps0, pr, 1e-18)
+    s, a_lo, a_hi, (ps, al, be, ga), dropped = pld._window(n, eps0, pr, tau)
     with mpmath.workdps(DPS):
         exact = _mp(0)           # the P-mass outside the window, from the oracle's pair
         kept = {(a, int(ss) - a) for ss, x, y in zip(s, a_lo, a_hi) for a in range(int(x), int(y) + 1)}
