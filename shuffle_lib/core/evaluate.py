@@ -9,7 +9,9 @@ Each component of the model is evaluated once, even when it serves both ends:
 * a :class:`~shuffle_lib.core.types.PLDPair`: the Fourier accountant
   (:func:`shuffle_lib.core.fourier.delta_bracket` / ``epsilon_bracket``) on its parts composed
   ``compositions`` times; a tail cut of ``tail_cut`` per round is taken off its lower end (delta)
-  or its lower end is read at delta + K tail_cut (eps);
+  or its lower end is read at delta + K tail_cut (eps); a pair that truncates its PLDs and can
+  build them deeper (``deepen``) is built again for targets below the 1e-10 floor where its
+  truncated mass could explain the bracket's width (:func:`_deepened`);
 * a :class:`~shuffle_lib.core.types.Method`: the mechanism's own certified method, built for its
   ``rounds``.
 
