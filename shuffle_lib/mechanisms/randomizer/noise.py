@@ -76,7 +76,7 @@ from scipy.stats import binom
 from shuffle_lib.core import search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
-from shuffle_lib.core.constants import TINY
+from shuffle_lib.core.constants import MAX_COMPOSITIONS, TINY
 from shuffle_lib.core.types import Bracket
 
 NOISES = ("gaussian", "laplace")
@@ -592,8 +592,8 @@ def local_delta(noise: str | Noise, eps: float, rounds: int = 1, scale: float | 
     (1 - 2y)/b on [0, 1]).  Other noises, and Laplace below K/b at K > 1: no cap (1).
     """
     nz = noise_law(noise, scale)
-    eps = v.real("eps", eps, 0.0)
-    K = v.integer("rounds", rounds, lo=1)
+    eps = v.real("eps", eps, 0.0, 700.0)
+    K = v.integer("rounds", rounds, lo=1, hi=MAX_COMPOSITIONS)
     if nz.name == "gaussian":
         mu = math.sqrt(K) / float(nz.dist.std())
         a = float(stats.norm.logcdf(mu / 2 - eps / mu))
@@ -621,7 +621,7 @@ def local_epsilon(noise: str | Noise, delta: float, rounds: int = 1,
     700 is found)."""
     nz = noise_law(noise, scale)
     delta = v.real("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
-    K = v.integer("rounds", rounds, lo=1)
+    K = v.integer("rounds", rounds, lo=1, hi=MAX_COMPOSITIONS)
     f = lambda e: local_delta(nz, e, K) <= delta  # noqa: E731
     hi = 1.0
     while not f(hi):
