@@ -37,6 +37,7 @@ _SUBMODULES = ("core", "bounds", "mechanisms", "analyses", "cli", "interop")
 
 _FLAT = {
     **dict.fromkeys(("compose", "delta_bracket", "epsilon_bracket"), "shuffle_lib.core.fourier"),
+    "set_progress": "shuffle_lib.core.progress",
     **dict.fromkeys(
         (
             "PLD",

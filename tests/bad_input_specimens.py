@@ -309,7 +309,9 @@ _add("mechanisms.randomizer.noise",
      epsilon_bracket=dict(noise="laplace", n=3, delta=0.1, scale=1.0),
      view_sums=dict(nz=NZ, n=3, levels=200),
      count_delta=dict(nz=NZ, n=3, eps=0.5, q=0.05), gauss_sum_delta=dict(mu=0.5, eps=0.5),
-     lower_delta=dict(noise="laplace", n=3, eps=0.5, scale=1.0))
+     lower_delta=dict(noise="laplace", n=3, eps=0.5, scale=1.0),
+     local_delta=dict(noise="gaussian", eps=0.5, rounds=2, scale=1.0),
+     local_epsilon=dict(noise="gaussian", delta=0.1, rounds=2, scale=1.0))
 _add("mechanisms.randomizer.noise_discrete",
      discrete_matrix=dict(noise=DLAP, n=3, compositions=1),
      blanket_delta=dict(matrix=[[0.5, 0.3, 0.2], [0.2, 0.3, 0.5]], n=3, eps=0.5, step=0.03),
@@ -502,6 +504,8 @@ NOT_SWEPT = {
        "their loops on arguments already checked; grid.delta_upper/delta_lower check them and are swept"
        for f in ("delta_upper", "delta_lower")},
     "shuffle_lib.core.types.Model.composable": "a property: no argument",
+    "shuffle_lib.core.types.Method.capped": "takes two callables (certified caps) that its callers "
+        "build from validated parameters; the capped methods are swept through the mechanisms",
     **{f"shuffle_lib.core.accuracy.{f}": "the accuracy contract's bookkeeping, called by "
        "Mechanism.evaluate on targets and brackets it has already checked (Mechanism.evaluate and "
        "mechanism_brackets are swept); its definition is pinned by tests/test_accuracy.py"

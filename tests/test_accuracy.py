@@ -84,15 +84,15 @@ def test_mechanism_brackets_say_whether_each_target_met_its_accuracy():
     assert met.accuracy_met is True and met.limit is None
     eps = sl.mechanism_brackets("rr", "epsilon", [1e-6], 10, eps0=1.0)[0]
     assert eps.accuracy_met is True and eps.upper - eps.lower <= 2 * 2e-4
-    # delta(2.5) ~ 1.9e-18 of 4 clones rounds: 3.5 % wide on its own tilted grid, the FFT's
-    # round-off relative to the tilted peak being the whole 3.5 %
-    floor = sl.mechanism_brackets("ldp-shuffle", "delta", [2.5], 4, n=10_000, eps0=4)[0]
-    assert floor.upper < 1e-17 and floor.upper - floor.lower > 0.01 * floor.upper
+    # delta(14) ~ 1.2e-146 of 4 clones rounds: about 18 % wide on its own tilted grid, refined
+    # below the floor until a refinement no longer halves the width (the FFT's round-off)
+    floor = sl.mechanism_brackets("ldp-shuffle", "delta", [14.0], 4, n=10_000, eps0=4)[0]
+    assert floor.upper < 1e-140 and floor.upper - floor.lower > 0.01 * floor.upper
     assert floor.accuracy_met is False and floor.limit == "floating-point floor"
 
 
 def test_cli_reports_the_verdict_in_json_and_text(cli, cli_json):
-    args = ("delta", "ldp-shuffle", "--n", "10000", "--eps0", "4", "--eps", "1.9", "2.5", "--compositions", "4")
+    args = ("delta", "ldp-shuffle", "--n", "10000", "--eps0", "4", "--eps", "1.9", "14", "--compositions", "4")
     met, floor = cli_json(*args)["results"]
     assert (met["accuracy_met"], met["limit"]) == (True, None)
     assert met["half_width"] == pytest.approx((met["delta_upper"] - met["delta_lower"]) / 2)
@@ -100,4 +100,4 @@ def test_cli_reports_the_verdict_in_json_and_text(cli, cli_json):
     text = cli(*args)
     assert text.returncode == 0, text.stderr
     missed = [line for line in text.stdout.splitlines() if line.startswith("accuracy not met")]
-    assert len(missed) == 1 and "eps=2.5" in missed[0] and "floating-point floor" in missed[0]
+    assert len(missed) == 1 and "eps=14" in missed[0] and "floating-point floor" in missed[0]

@@ -49,6 +49,7 @@ import itertools
 import math
 
 import mpmath
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -470,16 +471,17 @@ def test_bitflip_tiny_q_keeps_the_masses_of_order_q(m, K):
     check_delta("bitflip", {"n": 3, "q": 1e-17, "m": m}, K, 38.0 * K)
 
 
-def test_clone_window_dropped_mass_survives_the_exact_1_minus_q():
+@pytest.mark.parametrize("tau", [1e-18, 1e-60, 1e-200])
+def test_clone_window_dropped_mass_survives_the_exact_1_minus_q(tau):
     """With 1 - q computed without cancellation, al + be is no longer exactly 1, and the dropped
     a-tail mass of clones.pld._window, taken as 1 - T_P(a_lo), went negative and was clipped to 0
     (n = 1500, eps0 = 3: 3.35e-21 -> 0.00, chapter 3's grid cell): an upper PLD missing mass.  It is
-    now summed from binomial CDFs; here against the direct sum over the dropped atoms."""
-    import numpy as np
+    now summed from binomial CDFs; here against the direct sum over the dropped atoms, also at the
+    deeper truncations a pair is rebuilt with below the floor (core.evaluate._deepened)."""
     from shuffle_lib.mechanisms.clones import pairs, pld
     n, eps0 = 200, 3.0
     pr = pairs.PAIRS["fmt21"]
-    s, a_lo, a_hi, (ps, al, be, ga), dropped = pld._window(n, eps0, pr, 1e-18)
+    s, a_lo, a_hi, (ps, al, be, ga), dropped = pld._window(n, eps0, pr, tau)
     with mpmath.workdps(DPS):
         exact = _mp(0)           # the P-mass outside the window, from the oracle's pair
         kept = {(a, int(ss) - a) for ss, x, y in zip(s, a_lo, a_hi) for a in range(int(x), int(y) + 1)}
@@ -539,3 +541,136 @@ def test_bitflip_oracle_keeps_the_masses_of_order_q_below_its_precision():
             assert abs(pr[s][0] / P - 1) < 1e-70 and abs(pr[s][1] / Q - 1) < 1e-70, (s, pr[s], P, Q)
     check_delta("bitflip", {"n": 3, "q": 1e-300, "m": 1}, 1, 690.0823807176538)
     check_epsilon("bitflip", {"n": 3, "q": 1e-300, "m": 1}, 1, 0.1)
+
+
+# --- below the floor of the default truncation: a grid oracle for large n -------------------------
+
+class GridOracle:
+    """Certified bounds on the exact K-round delta_{P/Q}(eps) of the fmt21 clones pair (module
+    docstring) at an n the mpmath enumeration cannot reach (n = 1e4), K even.  Never calls
+    shuffle_lib.
+
+    Atoms: outcome (x, c + 1 - x) given C = c has P = w_c [q b_c(x - 1) + (1 - q) b_c(x)], Q the
+    same with q and 1 - q swapped, b_c = Bin(c, 1/2), w_c = Bin(n - 1, e^-eps0) (scipy logpmf), and
+    loss log(q x + (1 - q)(c + 1 - x)) - log((1 - q) x + q (c + 1 - x)) (the b_c ratio is
+    x / (c + 1 - x)).  Every c with w_c > 1e-300 is kept; the rest (binomial tails) and the atoms
+    flushed to 0 (< 1e-300 each) go to +inf for the upper bound and are left out of the lower.
+    Losses rounded up (upper) or down (lower) onto the grid j h, by 1e-9 h more to the safe side:
+    the composed loss moves to its side, and delta(eps) = E[(1 - e^{eps - S})^+] is
+    non-decreasing in S.  The half composition (K/2 rounds) is a direct convolution (numpy's, no
+    FFT: sums of non-negative products, relative error <= N u each), and delta(eps) = sum_i
+    m_i g(eps - s_i), g the half composition's delta, read from suffix sums A - e^t B at grid
+    points t (eps rounded to the grid to its safe side), where each term is >= (1 - e^{-h}) of its
+    mass: the difference loses at most a relative N u / (1 - e^{-h}) < 1e-8.  The masses' own
+    rounding (logpmf, a few products: < 1e-12 relative a round): REL = 1e-7 on each end covers all.
+    """
+
+    REL = 1e-7
+
+    def __init__(self, n, eps0, K, h):
+        assert K % 2 == 0
+        p, q, nq = math.exp(-eps0), 1 / (1 + math.exp(-eps0)), 1 / (1 + math.exp(eps0))
+        from scipy.stats import binom
+        lw = binom.logpmf(np.arange(n), n - 1, p)
+        cs = np.flatnonzero(lw > math.log(1e-300))
+        L, P = [], []
+        for c in cs:
+            x = np.arange(c + 2)
+            b0, b1 = np.exp(lw[c] + binom.logpmf(x, c, 0.5)), np.exp(lw[c] + binom.logpmf(x - 1, c, 0.5))
+            P.append(q * b1 + nq * b0)
+            L.append(np.log(q * x + nq * (c + 1 - x)) - np.log(nq * x + q * (c + 1 - x)))
+        L, P = np.concatenate(L), np.concatenate(P)
+        self.inf = (float(binom.sf(cs[-1], n - 1, p) + binom.cdf(cs[0] - 1, n - 1, p))
+                    + L.size * 1e-300) * K
+        self.h, self.K = h, K
+        self.sides = {}
+        for side, idx in (("up", np.ceil(L / h + 1e-9)), ("low", np.floor(L / h - 1e-9))):
+            idx = idx.astype(np.int64)
+            m = np.bincount(idx - idx.min(), weights=P)
+            half = m
+            for _ in range(K // 2 - 1):
+                half = np.convolve(half, m)
+            lo = (K // 2) * int(idx.min())
+            s = (lo + np.arange(half.size)) * h
+            A = np.cumsum(half[::-1])[::-1]                     # sum_{j >= i} m_j
+            B = np.cumsum((half * np.exp(-s))[::-1])[::-1]      # sum_{j >= i} m_j e^{-s_j}
+            self.sides[side] = (half, lo, A, B)
+
+    def _read(self, side, eps):
+        half, lo, A, B = self.sides[side]
+        k = math.floor(eps / self.h) if side == "up" else math.ceil(eps / self.h)  # safe side
+        i = np.arange(half.size)
+        t = (k - lo - i) * self.h                  # eps - s_i, on the grid
+        j = np.maximum(k - 2 * lo - i + 1, 0)      # the first j with s_j > t
+        ok = j < half.size
+        g = A[j[ok]] - np.exp(t[ok]) * B[j[ok]]
+        return float(np.sum(half[ok] * np.maximum(g, 0.0)))
+
+    def delta(self, eps):
+        """(lower, upper) bounds on the exact delta(eps)."""
+        return (self._read("low", eps) * (1 - self.REL),
+                (self._read("up", eps) + self.inf) * (1 + self.REL))
+
+
+def test_grid_oracle_brackets_the_enumerated_pair():
+    """The grid oracle against the mpmath enumeration (n = 30 at K = 2, n = 8 at K = 4): its
+    bounds hold the exact delta and are within 5 % of it where delta is not tiny."""
+    for n, K in ((30, 2), (8, 4)):
+        grid_oracle = GridOracle(n, 4.0, K, 1e-3)
+        exact = Oracle(exact_pairs("ldp-shuffle", {"n": n, "eps0": 4.0, "pair": "fmt21"}), K)
+        for eps in (0.0, 0.5, 2.0, 5.0, 3.9 * K):
+            lo, hi = grid_oracle.delta(eps)
+            with mpmath.workdps(DPS):
+                val = float(max(v for v, _ in exact.delta(eps, 0.0)))
+            assert lo <= val <= hi, (n, K, eps, lo, val, hi)
+            if val > 1e-3:
+                assert hi - lo <= 0.05 * val, (n, K, eps, lo, val, hi)
+
+
+@pytest.fixture(scope="module")
+def clones_1e4():
+    """The grid oracle of the fmt21 pair at n = 1e4, eps0 = 4, K = 4 (about 6 % wide)."""
+    return GridOracle(10_000, 4.0, 4, 5e-4)
+
+
+def test_tiny_delta_of_the_clones_pair_has_a_certified_bracket(clones_1e4):
+    """n = 1e4, eps0 = 4, K = 4: the pair's PLD leaves out 9.1e-21 a round (binomial tails), more
+    than delta(3) = 1.31e-24 itself, so the bracket of the default truncation was [~0, 2.3e-20]
+    (upper end: the truncated mass as a top atom) and a lower end read off the top atom was
+    2.29e-20 (unsound).  The pair is now built again deeper (clones.compose._exact_pair) and the
+    lower end read off its dominated PLDs: both within 1 % (the accuracy contract) and inside the
+    oracle's bounds."""
+    br = mechanisms_brackets("delta", [3.0, 8.0])
+    for eps, b in zip([3.0, 8.0], br):
+        lo, hi = clones_1e4.delta(eps)
+        assert b.lower <= hi and lo <= b.upper, (eps, b, lo, hi)
+        assert b.accuracy_met and b.upper - b.lower <= 0.01 * b.upper, (eps, b)
+    assert 1.2e-24 < br[0].lower and br[0].upper < 1.45e-24
+
+
+def test_tiny_delta_eps_of_the_clones_pair_meets_its_accuracy(clones_1e4):
+    """eps(1e-20) of the same pair was [2.52, 3.69] (the upper end from the truncated top atom;
+    a lower end of 3.6930 from it was unsound): the exact delta is > 1e-20 at the lower end and
+    <= 1e-20 at the upper end (oracle bounds), and the half-width meets the default accuracy."""
+    b = mechanisms_brackets("epsilon", [1e-20])[0]
+    assert clones_1e4.delta(b.lower)[1] > 1e-20, b
+    assert clones_1e4.delta(b.upper)[0] <= 1e-20, b
+    assert b.accuracy_met and b.limit is None and 2.68 < b.lower <= b.upper < 2.70, b
+
+
+def mechanisms_brackets(verb, targets):
+    from shuffle_lib import mechanism_brackets
+    return mechanism_brackets("ldp-shuffle", verb, targets, 4, n=10_000, eps0=4)
+
+
+def test_floor_refinement_reads_the_dominated_plds_for_its_lower_end():
+    """koskela n = 11, eps0 = 10, K = 2: the floor refinement (top cut 1e-300) read the truncated
+    tail's finite top atom as real, and delta(42.7078) had a lower end of 1.0e-40 against the exact
+    7.3e-47.  The lower end now comes from the dominated PLDs, the upper from a deeper build:
+    both certified, and the bracket meets its accuracy."""
+    params = {"n": 11, "eps0": 10.0, "pair": "koskela"}
+    oracle = Oracle(exact_pairs("ldp-shuffle", params), 2)
+    check_delta("ldp-shuffle", params, 2, 42.7078, oracle)
+    check_epsilon("ldp-shuffle", params, 2, 1e-40, oracle)
+    br = evaluate.delta_brackets(build("ldp-shuffle", params, 2), [42.7078], 2)[0]
+    assert br.upper - br.lower <= 0.01 * br.upper, br

@@ -198,7 +198,7 @@ def test_heterogeneous_rounds_never_count_the_truncated_tail_in_the_lower_end():
     the top loss; the lower PLD (what the grid-free lower caps read) has no such atom.  And the
     brackets of rounds [(30, 1, 1), (40, 2, 1)] up to the largest composed loss hold the exact delta."""
     from shuffle_lib.mechanisms.clones.compose import _round_plds
-    up, low, route, _ = _round_plds(30, 1.0, "fmt21", 2, 2e-4)
+    up, low, route, _, _ = _round_plds(30, 1.0, "fmt21", 2, 2e-4)
     assert route == "exact" and up.losses.size == low.losses.size + 1
     _, info = clone_pld.clone_pld(30, 1.0, "fmt21", 1e-18, "lower")
     assert math.isclose(up.probs.sum() - low.probs.sum(), info["dropped"], rel_tol=1e-6, abs_tol=1e-300)
@@ -209,3 +209,15 @@ def test_heterogeneous_rounds_never_count_the_truncated_tail_in_the_lower_end():
         exact = pld.delta_exact(P, Q, [eps])[0]
         br = clones.delta_bracket(30, 1.0, [eps], rounds=[(30, 1.0, 1), (40, 2.0, 1)])[0]
         assert br.lower <= exact <= br.upper
+
+
+def test_atoms_of_subnormal_mass_join_the_dropped_tail():
+    """A window at 1e-300 reaches atoms whose masses are subnormal (binom.pmf times the pair's
+    weights), whose losses then carry few digits: n = 1e4, eps0 = 4 had atoms of P-mass 2e-314 at
+    loss 4.17, above the full pair's largest loss eps0.  They join the dropped mass instead: every
+    kept loss is at most eps0 (to rounding), and no mass is lost."""
+    from shuffle_lib.mechanisms.clones.pld import TINY_MASS
+    low, info = clone_pld.clone_pld(10_000, 4.0, "fmt21", 1e-300, "lower", 10 ** 7)
+    assert float(low.losses[-1]) <= 4.0 * (1 + 1e-12) and float(low.probs.min()) >= TINY_MASS
+    up, _ = clone_pld.clone_pld(10_000, 4.0, "fmt21", 1e-300, "upper", 10 ** 7)
+    assert up.inf_mass >= info["dropped"] > 0.0

@@ -501,3 +501,70 @@ def test_discrete_noise_rejects_what_it_cannot_take():
         D.delta_bracket(stats.dlaplace, 10, [0.5])  # needs its shape parameter a
     with pytest.raises(ValueError, match="noise"):
         D.delta_bracket(stats.norm(0, 1), 10, [0.5])  # continuous: the Noise route's
+
+
+# ---- the local randomiser's own delta(eps): a cap on the shuffled one ---------------------------
+
+def _gauss_delta_mp(mu, eps):
+    """Balle & Wang 2018 Thm 8 in mpmath at 60 digits (no underflow, no cancellation)."""
+    import mpmath
+    with mpmath.workdps(60):
+        mu, eps = mpmath.mpf(mu), mpmath.mpf(eps)
+        return mpmath.ncdf(mu / 2 - eps / mu) - mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu)
+
+
+@pytest.mark.parametrize("sigma", [0.1, 1.0, 5.0])
+@pytest.mark.parametrize("K", [1, 4, 100])
+def test_local_gaussian_delta_is_an_upper_end_that_stays_positive(sigma, K):
+    """local_delta against the closed form in mpmath: >= it, within 1e-8 relative where it is a
+    double, and the least positive double (not 0) where it underflows (eps = 700, sigma = 1: the
+    tight value 5e-106257 is positive)."""
+    for eps in (0.0, 0.5, 3.0, 30.0, 300.0, 700.0):
+        up = N.local_delta("gaussian", eps, K, scale=sigma)
+        exact = _gauss_delta_mp(math.sqrt(K) / sigma, eps)
+        assert exact <= up, (sigma, K, eps, up, exact)
+        if exact > 1e-300:
+            assert up <= exact * (1 + 1e-8), (sigma, K, eps, up, exact)
+        else:
+            assert 0.0 < up <= max(float(exact) * (1 + 1e-8), 5e-324), (sigma, K, eps, up)
+
+
+@pytest.mark.parametrize("b", [0.5, 0.7, 2.0])
+def test_local_laplace_delta_is_the_closed_form(b):
+    """One round: 1 - e^((eps - 1/b)/2) below 1/b (as test_one_user_is_the_local_hockey_stick's
+    closed form), 0 from 1/b on; K rounds: 0 from K/b on, no cap (1) below."""
+    for eps in (0.0, 0.3, 0.999 / b, 1 / b, 1.5 / b):
+        t = (b * eps + 1) / 2 if eps < 1 / b else math.inf
+        exact = stats.laplace.sf(t - 1, scale=b) - math.exp(eps) * stats.laplace.sf(t, scale=b)
+        up = N.local_delta("laplace", eps, 1, scale=b)
+        assert exact * (1 - 1e-9) <= up <= exact * (1 + 1e-9) + 1e-11, (b, eps, up, exact)
+    assert N.local_delta("laplace", 3.0001 / b, 3, scale=b) == 0.0
+    assert N.local_delta("laplace", 2.9 / b, 3, scale=b) == 1.0
+
+
+def test_local_epsilon_is_where_the_local_delta_falls_below_the_target():
+    for noise, delta in (("gaussian", 1e-6), ("gaussian", 1e-300), ("laplace", 1e-3)):
+        e = N.local_epsilon(noise, delta, 1, scale=1.0)
+        assert N.local_delta(noise, e, 1, scale=1.0) <= delta < N.local_delta(noise, e * 0.999,
+                                                                                   1, scale=1.0)
+
+
+@pytest.mark.parametrize("noise, upper", [("gaussian", 5e-324), ("laplace", 0.0)])
+def test_cli_delta_at_eps_700_is_fast_and_positive_where_the_truth_is(noise, upper, cli_json):
+    """delta(700) of a shuffled sigma = 1 Gaussian (n = 1000) took 70 CPU-s for an upper end of 1;
+    the local cap settles it before the blanket's FFT: the least positive double (the tight value
+    is positive, below the double range); Laplace's is exactly 0 (every loss <= 1/b)."""
+    out = cli_json("delta", "randomizer", "--noise", noise, "--scale", "1", "--n", "1000",
+                   "--eps", "700")
+    r = out["results"][0]
+    assert (r["delta_lower"], r["delta_upper"]) == (0.0, upper)
+    assert out["seconds"] < 5.0
+
+
+def test_the_local_cap_lowers_a_loose_blanket_upper_end():
+    """Two users at eps = 6 (sigma = 1): the blanket's upper end alone, 7.6e-6, is above the local
+    randomiser's own delta, 2.8e-9, which the model's bracket does not exceed."""
+    cap = N.local_delta("gaussian", 6.0, 1, scale=1.0)
+    assert N.upper_delta("gaussian", 2, 6.0, scale=1.0) > 100 * cap
+    b = C.noise_model(2, "gaussian", 1.0).upper[0].delta([6.0])[0]
+    assert b.upper == cap and b.lower <= b.upper

@@ -95,3 +95,40 @@ def test_without_tqdm_a_task_shows_nothing_and_runs(terminal, monkeypatch):
     with progress.task("no tqdm"):
         _work(0.6)
     assert terminal.getvalue() == ""
+
+
+def test_set_progress_is_in_the_flat_api():
+    import shuffle_lib as sl
+    assert sl.set_progress is progress.set_progress and "set_progress" in sl.__all__
+
+
+def _binned():
+    from shuffle_lib.mechanisms.clones.pld import clone_pld_binned
+    clone_pld_binned(200, 1.0, 1e-3, chunk=200)       # a few chunks: a few steps of its bar
+
+
+def test_the_clones_builders_bar_honours_the_switches(terminal):
+    """clone_pld_binned's own bar (over its chunks of atoms) shows on a terminal, and not when
+    switched off (set_progress(False), as SHUFFLE_LIB_PROGRESS=0 at import) or quiet (--quiet)."""
+    terminal = terminal()
+    _binned()
+    assert "clones n=200" in terminal.getvalue()
+    terminal.seek(0)
+    terminal.truncate()
+    progress.set_progress(False)
+    try:
+        _binned()
+    finally:
+        progress.set_progress(True)
+    with progress.quiet():
+        _binned()
+    assert terminal.getvalue() == ""
+
+
+def test_the_environment_switch_is_read_at_import():
+    import os
+    import subprocess
+    env = dict(os.environ, SHUFFLE_LIB_PROGRESS="0")
+    r = subprocess.run([sys.executable, "-c", "from shuffle_lib.core import progress\n"
+                        "assert not progress.enabled()"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -38,3 +38,6 @@ MAX_WORK = 5 * 10 ** 9
 """The most element operations a route planned in advance may take (a matrix randomiser's pair
 decompositions: pairs x rows x outputs): about half a minute of numpy; above it the route refuses
 before it starts (:func:`shuffle_lib.core.budget.check_work`)."""
+
+TINY = 5e-324
+"""The least positive double: an upper end where the exact value is positive but below it."""

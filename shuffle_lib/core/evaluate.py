@@ -9,7 +9,9 @@ Each component of the model is evaluated once, even when it serves both ends:
 * a :class:`~shuffle_lib.core.types.PLDPair`: the Fourier accountant
   (:func:`shuffle_lib.core.fourier.delta_bracket` / ``epsilon_bracket``) on its parts composed
   ``compositions`` times; a tail cut of ``tail_cut`` per round is taken off its lower end (delta)
-  or its lower end is read at delta + K tail_cut (eps);
+  or its lower end is read at delta + K tail_cut (eps); a pair that truncates its PLDs and can
+  build them deeper (``deepen``) is built again for targets below the 1e-10 floor where its
+  truncated mass could explain the bracket's width (:func:`_deepened`);
 * a :class:`~shuffle_lib.core.types.Method`: the mechanism's own certified method, built for its
   ``rounds``.
 
@@ -26,6 +28,7 @@ from typing import Literal
 
 import numpy as np
 
+from shuffle_lib.core import accuracy as A
 from shuffle_lib.core import fourier, two_atom
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
@@ -74,7 +77,58 @@ def _component(comp: Component, verb: Verb, k: int, targets: list[float], kw: di
             raise ValueError(f"compositions must be {comp.rounds} for this model (its method was "
                              f"built for {comp.rounds} rounds), got compositions={k}.")
         return (comp.delta if verb == "delta" else comp.epsilon)(targets), []
-    return _pair(comp, verb, k, targets, kw)
+    got = _pair(comp, verb, k, targets, kw)
+    return _deepened(comp, verb, k, targets, got[0], kw), got[1]
+
+
+DEEPEST = 1e-250
+"""The smallest truncation a pair is asked to deepen to (:func:`_deepened`)."""
+TRUNCATION_SHARE = 1e-3
+"""A deeper pair's K-fold truncated mass is at most this share of the value it is asked for."""
+
+
+def _deepened(pair: PLDPair, verb: Verb, k: int, targets: list[float], br: list[Bracket],
+              kw: dict) -> list[Bracket]:
+    """``br`` narrowed, where a target below :data:`~shuffle_lib.core.accuracy.DELTA_FLOOR` misses
+    its accuracy while the pair's truncated tails could explain the width, by the pair built again
+    deeper (``pair.deepen(tau)``), up to twice.
+
+    A pair that truncates each round's PLD at mass ``truncated`` (as a finite top atom for the upper
+    end, left out of its dominated caps for the lower) is within K ``truncated`` of the exact pair
+    in delta at every eps, K the rounds (a K-tuple of outcomes meets a truncated atom with
+    probability at most K ``truncated``, union bound); below the floor of 1e-10 that can be the
+    whole bracket (clones, n = 1e4, eps0 = 4, K = 4: delta(3) = 1.31e-24 against a truncated mass
+    of 9.1e-21 a round).  The deeper pair is truncated at tau = ``TRUNCATION_SHARE`` x (the delta
+    asked for, or the bracket's lower end, at least 1e-6 of its upper end) / K, at least
+    :data:`DEEPEST`; both brackets are certified, so their intersection is.
+    """
+    rounds = k * sum(c for _, c in pair.pq)
+    rtol = kw.get("rtol") or A.delta_rtol(rounds)
+    acc = kw.get("accuracy", fourier.DEFAULT_ACCURACY)
+    out = list(br)
+    for _ in range(2):
+        if pair.deepen is None:
+            break
+        need, want = [], []
+        for i, (t, b) in enumerate(zip(targets, out)):
+            size = t if verb == "epsilon" else max(b.lower, 1e-6 * b.upper)
+            tiny = (t if verb == "epsilon" else b.upper) < A.DELTA_FLOOR
+            if tiny and not A.met(verb, b, acc, k, rtol) and rounds * pair.truncated > \
+                    TRUNCATION_SHARE * size:
+                need.append(i)
+                want.append(TRUNCATION_SHARE * size / rounds)
+        tau = max(min(want, default=0.0), DEEPEST)
+        if not need or tau >= pair.truncated:
+            break
+        deeper = pair.deepen(tau)
+        if deeper is None:
+            break
+        sub, _ = _pair(deeper, verb, k, [targets[i] for i in need], kw)
+        for i, b in zip(need, sub):
+            lo, hi = max(out[i].lower, b.lower), min(out[i].upper, b.upper)
+            out[i] = Bracket(min(lo, hi), hi)
+        pair = deeper
+    return out
 
 
 def brackets(

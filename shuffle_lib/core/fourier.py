@@ -29,10 +29,14 @@ One round is computed exactly from the PLD; more rounds go through the grid of
   bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
   5 % above), as far as ``max_points`` allows; what stopped a target short of it is noted for
   :mod:`shuffle_lib.core.accuracy` (which defines the accuracy contract);
-* a delta bracket below 1e-10 still wider than ``rtol`` is composed again alone with the top
-  cut (grid.py point 3) at ``_FLOOR_TAU`` = 1e-300 instead of 1e-16, which sends up to ~1e-15 to
-  the upper end: the grid then reaches the largest loss and the tilt makes the FFT's round-off
-  relative to delta itself (when the whole support fits in ``_REFINE_MAX_POINTS``);
+* a delta bracket below 1e-10 still wider than ``rtol`` (an eps bracket at a delta below 1e-10
+  wider than its accuracy) is composed again alone with the top cut (grid.py point 3) at
+  ``_FLOOR_TAU`` = 1e-300 instead of 1e-16, which sends up to ~1e-15 to the upper end: the grid
+  then reaches the largest loss and the tilt makes the FFT's round-off relative to delta itself
+  (when the whole support fits in ``_REFINE_MAX_POINTS``), and a delta bracket is refined there
+  as above 1e-10.  The upper end composes the given PLDs, the lower end the dominated ones when
+  they are given (a finite top atom of truncated mass, which only the default cut trims, is then
+  never read as real: :func:`_floor_delta`);
 * a loose bracket (typically below the FFT's round-off floor, delta ~ 1e-300) is tightened by
   the grid-free bounds of :mod:`shuffle_lib.core.extreme` (Chernoff above, the top atom below);
 * every grid bracket is narrowed, before the refinement test, by the top atom below and the
@@ -557,14 +561,9 @@ def delta_bracket(
                 alone = _delta_group(pq, qp, [eps[i]], accuracy, rtol, lows, (low_pq, low_qp),
                                      kw)[0]
                 br = Bracket(max(br.lower, alone.lower), min(br.upper, alone.upper))
-            if _floored(br, rtol) and _span_points(pq, qp, accuracy) <= _REFINE_MAX_POINTS:
+            if _floored(br, rtol) and _span_points(pq, qp, accuracy, lows) <= _REFINE_MAX_POINTS:
                 # below the floor of the top cut: alone again, the top tail kept to ~1e-300
-                alone = _delta_group(pq, qp, [eps[i]], accuracy, rtol, lows, (low_pq, low_qp),
-                                     dict(kw, tau=_FLOOR_TAU))[0]
-                # a finite top atom of truncated mass is trimmed only by the default top cut:
-                # with dominated components given, the refinement lowers the upper end only
-                lo = br.lower if low_pq is not None or low_qp is not None else alone.lower
-                br = Bracket(min(max(br.lower, lo), alone.upper), min(br.upper, alone.upper))
+                br = _floor_delta(pq, qp, eps[i], accuracy, rtol, lows, (low_pq, low_qp), kw, br)
             out[i] = br
     return [out[i] for i in range(len(eps))]
 
@@ -573,8 +572,37 @@ _FLOOR_TAU = 1e-300
 """The top cut (grid.py point 3) of a target below the floor its default cut leaves: the cut mass
 goes to the upper end (+inf) and off the lower one, so a cut of TAU = 1e-16 per step leaves every
 delta below ~1e-15 at [~0, ~8e-16] (the clones pair, n = 1e4, eps0 = 4, K = 4: delta(3) is
-[2.4e-169, 7.9e-16] with it; kept to 1e-300, [2.290e-20, 2.306e-20], delta(8) [3.979e-41,
-3.988e-41], in a grid of ~1.7e5 points)."""
+[2.4e-169, 7.9e-16] with it; kept to 1e-300, a bracket within 1 %, :func:`_floor_delta`)."""
+
+
+def _floor_delta(pq, qp, eps, accuracy, rtol, lows, given_lows, kw, br):
+    """``br`` (a delta bracket below the floor of the default top cut) narrowed by the grid
+    composed again with the top cut at ``_FLOOR_TAU``, each end from its own components.
+
+    Upper end: the given components (``pq``, ``qp``), which dominate the pair in every composition;
+    the cut's mass goes to +inf (grid.py point 3), so the end stays >= the exact delta.
+
+    Lower end: the dominated components ``lows``.  Given PLDs may carry a truncated tail as a finite
+    atom at the largest loss (the clones pairs: mass <= 1e-17 that the exact pair holds at smaller
+    losses); the default cut of 1e-16 trims it, a cut of 1e-300 keeps it, and a grid reading it
+    counts mass the exact pair does not have at that loss (koskela n = 11, eps0 = 10, K = 2:
+    delta(42.7078) had a lower end of 1.0e-40 against the exact 7.3e-47).  The dominated PLDs leave
+    that mass out: a sub-PLD mu <= omega atom by atom, so its K-fold product is <= the exact one's
+    atom by atom, and delta(eps) = mu_K(+inf) + sum_s mu_K(s) (1 - e^{eps - s})^+ (Koskela et al.
+    2021, Thm 5), a sum of non-negative terms, can only fall; the +inf atoms the dominated PLD keeps
+    are the exact pair's own.  The grid composes a sub-PLD at its own mass (each round's grid keeps
+    its total in the log-scale, grid.py point 6; the mean rounding's MGF counts the missing mass as
+    unrounded, point 1b), and its 1e-300 cut is dropped from the lower end (point 3), so the lower
+    end stays <= the sub-PLD's delta <= the exact delta.  Without dominated components the given
+    ones serve both ends.  The result is intersected with ``br`` (both are certified).
+    """
+    fine = dict(kw, tau=_FLOOR_TAU)
+    alone = _delta_group(pq, qp, [eps], accuracy, rtol, lows, given_lows, fine, 0.0)[0]
+    lo = alone.lower
+    if given_lows != (None, None):
+        lo = _delta_group(lows[0], lows[1], [eps], accuracy, rtol, lows, (None, None), fine,
+                          0.0)[0].lower
+    return Bracket(min(max(br.lower, lo), alone.upper), min(br.upper, alone.upper))
 
 
 def _floored(br, rtol):
@@ -582,13 +610,14 @@ def _floored(br, rtol):
     return 0.0 < br.upper < A.DELTA_FLOOR and br.upper - br.lower > rtol * br.upper
 
 
-def _span_points(pq, qp, accuracy):
+def _span_points(pq, qp, accuracy, lows=()):
     """Grid points of the whole composed support at the accuracy's step (the top uncut reaches
-    the largest loss): a bound on what the floor retry costs."""
+    the largest loss), over both directions and the dominated components ``lows``: a bound on
+    what the floor retry costs."""
     return max(
         math.fsum(c * float(p.losses[-1] - p.losses[0]) for p, c in comps if p.losses.size)
         / _fine_step(comps, accuracy)
-        for comps in (pq, qp)
+        for comps in (pq, qp, *lows)
     )
 
 
@@ -628,20 +657,23 @@ def _tilt_groups(
     return groups
 
 
-def _misses(br, rtol):
-    """True when a delta bracket above 1e-10 is wider than ``rtol`` of its upper end (the
-    refinement's test)."""
-    return br.upper >= A.DELTA_FLOOR and br.upper - br.lower > rtol * br.upper
+def _misses(br, rtol, floor=A.DELTA_FLOOR):
+    """True when a delta bracket above ``floor`` (default 1e-10) is wider than ``rtol`` of its
+    upper end (the refinement's test)."""
+    return br.upper >= floor and br.upper - br.lower > rtol * br.upper
 
 
-def _delta_group(pq, qp, eps, accuracy, rtol, lows, given_lows, kw):
+def _delta_group(pq, qp, eps, accuracy, rtol, lows, given_lows, kw, floor=A.DELTA_FLOOR):
     """:func:`delta_bracket`'s grid route for targets sharing one tilt (that of the smallest eps):
-    the grid is refined (accuracy / 4 at a time) until each bracket meets ``rtol`` or a limit
-    stops it."""
+    the grid is refined (accuracy / 4 at a time) until each bracket above ``floor`` meets ``rtol``
+    or a limit stops it; below 1e-10 (``floor`` 0, :func:`_floor_delta`) also once a refinement
+    no longer halves the relative width of a loose bracket (the FFT's round-off, not the grid's
+    rounding, is then its width)."""
     low_pq, low_qp = given_lows
     e0 = float(min(eps))
     lam_pq, lam_qp = _lam_for_eps(pq, e0), _lam_for_eps(qp, e0)
     pairs = None
+    last = None
     top_pq = _near_top_delta(pq, eps)
     top_qp = top_pq if _same(pq, qp) else _near_top_delta(qp, eps)
     bot_pq = _top_atom_lower(lows[0], eps)
@@ -654,7 +686,8 @@ def _delta_group(pq, qp, eps, accuracy, rtol, lows, given_lows, kw):
             if pairs is None:       # not even the requested accuracy fits: refuse
                 raise
             # a refinement would exceed the memory limit: the last grid's brackets are certified
-            A.note("delta", [e for e, (x, y) in zip(eps, pairs) if _misses(_both(x, y), rtol)],
+            A.note("delta", [e for e, (x, y) in zip(eps, pairs)
+                             if _misses(_both(x, y), rtol, floor)],
                    "memory")
             return [
                 _both(_cap_delta(x, pq, e, low_pq), _cap_delta(y, qp, e, low_qp))
@@ -663,12 +696,16 @@ def _delta_group(pq, qp, eps, accuracy, rtol, lows, given_lows, kw):
         pairs = [(_tight(delta_bracket_one(a, e), lu, u), _tight(delta_bracket_one(b, e), lw, w))
                  for e, u, w, lu, lw in zip(eps, top_pq, top_qp, bot_pq, bot_qp)]
         out = [_both(x, y) for x, y in pairs]
-        loose = any(_misses(r, rtol) for r in out)
+        loose = any(_misses(r, rtol, floor) for r in out)
         exact = _on_lattice(a, pq) and _on_lattice(b, qp)
         at_cap = max(a.h, b.h) > 1.01 * max(_fine_step(pq, accuracy), _fine_step(qp, accuracy)) or \
             4 * max(a.up.w.size, b.up.w.size) > _REFINE_MAX_POINTS
-        if not loose or at_cap or kw.get("h") is not None or accuracy < 1e-7:
-            A.note("delta", [e for e, r in zip(eps, out) if _misses(r, rtol)],
+        widths = [(r.upper - r.lower) / r.upper if r.upper > 0 else 0.0 for r in out]
+        stalled = floor < A.DELTA_FLOOR and last is not None and all(
+            w > 0.5 * w0 for w, w0 in zip(widths, last) if w > rtol)
+        last = widths
+        if not loose or at_cap or stalled or kw.get("h") is not None or accuracy < 1e-7:
+            A.note("delta", [e for e, r in zip(eps, out) if _misses(r, rtol, floor)],
                    "floating-point floor" if exact else "grid step" if kw.get("h") is not None
                    else "memory" if at_cap else "floating-point floor")
             return [
@@ -723,16 +760,26 @@ def epsilon_bracket(
                 out[i] = Bracket(max(br.lower, alt.lower), min(br.upper, alt.upper))
     # a delta below the floor of the default top cut: alone again, the top kept to ~1e-300
     acc = kw.get("accuracy", DEFAULT_ACCURACY)
+    dominated = (pq if low_pq is None else low_pq, qp if low_qp is None else low_qp)
     for i, (d, br) in enumerate(zip(delta, out)):
         if (d < A.DELTA_FLOOR and kw.get("h") is None and not A.met("epsilon", br, acc)
-                and _span_points(pq, qp, acc) <= _REFINE_MAX_POINTS):
-            alt = _eps_tilted(pq, qp, [float(d)], low_pq, low_qp, dict(kw, tau=_FLOOR_TAU))[0]
-            # the grid's lower end reads the given PLDs, and a truncated tail they carry as a
-            # finite top atom is trimmed only by the default top cut: with dominated components
-            # given, the refinement lowers the upper end only
-            lo = br.lower if low_pq is not None or low_qp is not None else alt.lower
-            out[i] = Bracket(min(max(br.lower, lo), alt.upper), min(br.upper, alt.upper))
+                and _span_points(pq, qp, acc, dominated) <= _REFINE_MAX_POINTS):
+            out[i] = _floor_eps(pq, qp, float(d), dominated, (low_pq, low_qp), kw, br)
     return out
+
+
+def _floor_eps(pq, qp, delta, lows, given_lows, kw, br):
+    """``br`` (an eps bracket at a delta below the floor of the default top cut) narrowed by the
+    grid composed again with the top cut at ``_FLOOR_TAU``: the upper end from the given
+    components, the lower end from the dominated ones ``lows`` (the argument of
+    :func:`_floor_delta`: their delta is <= the exact one at every eps, so the eps where it falls
+    to ``delta`` is <= the exact eps(delta)).  Intersected with ``br`` (both are certified)."""
+    fine = dict(kw, tau=_FLOOR_TAU)
+    alt = _eps_tilted(pq, qp, [delta], *given_lows, fine)[0]
+    lo = alt.lower
+    if given_lows != (None, None):
+        lo = _eps_tilted(lows[0], lows[1], [delta], None, None, fine)[0].lower
+    return Bracket(min(max(br.lower, lo), alt.upper), min(br.upper, alt.upper))
 
 
 def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):

@@ -36,15 +36,13 @@ import numpy as np
 from scipy.special import gammaln
 
 from shuffle_lib.core import budget
-from shuffle_lib.core.constants import REL_MARGIN
+from shuffle_lib.core.constants import REL_MARGIN, TINY
 from shuffle_lib.core.pld import PLD, loss_slack
 
 MAX_ATOMS = 2 ** 22
 """The most atoms the exact route enumerates (a 1e6-round binomial has 1e6 + 1)."""
 _U = 2.0 ** -53
 _BYTES_PER_ATOM = 96      # losses, log masses, order, two PLDs' losses and masses, temporaries
-TINY = 5e-324
-"""The least positive double: an upper end where the exact value is positive but below it."""
 
 
 def applies(components: Sequence[tuple[PLD, int]]) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.constants import MAX_COMPOSITIONS
+from shuffle_lib.core.constants import MAX_COMPOSITIONS, TINY
 from shuffle_lib.core.pld import PLD, pld_from_pmfs
 
 ArrayLike = float | Sequence[float] | np.ndarray
@@ -79,7 +79,10 @@ class PLDPair:
     atoms whose loss is at most ``max_loss`` (the Renyi route can then bound it).  ``caps``:
     dominated parts (pq, qp) the grid-free lower caps read when these PLDs carry a truncated tail
     as a finite top atom (:func:`shuffle_lib.core.fourier.delta_bracket`'s ``lower``): one
-    composition then serves both ends.
+    composition then serves both ends.  ``deepen(tau)``: the same pair built again with at most
+    ``tau`` of truncated mass per round (None when that build is out of reach); the evaluator asks
+    for it at targets below the floor a truncation of ``truncated`` per round leaves (K rounds
+    move delta by up to K ``truncated``, :func:`shuffle_lib.core.evaluate.brackets`).
     """
 
     pq: Parts
@@ -87,6 +90,8 @@ class PLDPair:
     tail_cut: float = 0.0
     max_loss: float | None = None
     caps: tuple[Parts, Parts] | None = None
+    deepen: Callable[[float], PLDPair | None] | None = None
+    truncated: float = 0.0
 
     def __post_init__(self):
         for name in ("pq", "qp"):
@@ -97,6 +102,10 @@ class PLDPair:
         object.__setattr__(self, "tail_cut", v.real("tail_cut", self.tail_cut, 0.0, 1.0))
         if self.max_loss is not None:
             object.__setattr__(self, "max_loss", v.real("max_loss", self.max_loss, 0.0))
+        object.__setattr__(self, "truncated", v.real("truncated", self.truncated, 0.0, 1.0))
+        if self.deepen is not None and self.tail_cut > 0.0:
+            raise ValueError(f"a pair with deepen carries its truncation in truncated, not as a "
+                             f"tail cut, got tail_cut={self.tail_cut!r}.")
 
     @classmethod
     def of(cls, pq: PLD, qp: PLD | None = None, tail_cut: float = 0.0,
@@ -132,6 +141,29 @@ class Method:
     def __post_init__(self):
         object.__setattr__(self, "rounds",
                            v.integer("rounds", self.rounds, lo=1, hi=MAX_COMPOSITIONS))
+
+    def capped(self, delta_cap: Callable[[float], float],
+               eps_cap: Callable[[float], float]) -> Method:
+        """This method with its upper ends lowered to certified caps: ``delta_cap(eps)`` >= the
+        tight delta(eps), ``eps_cap(delta)`` >= the tight eps(delta) (for a shuffler, its local
+        randomiser's own: the shuffled view is a post-processing of the reports).  The min of two
+        upper ends is one, and a cap of every candidate's end caps their max.  A delta target
+        whose cap is at most the least positive double (``constants.TINY``) is not passed to the
+        method: the bracket [0, cap] is as narrow as doubles allow, and its work is spared."""
+        def delta(eps: list[float]) -> list[Bracket]:
+            caps = [min(1.0, delta_cap(e)) for e in eps]
+            todo = [e for e, c in zip(eps, caps) if c > TINY]
+            got = iter(self.delta(todo) if todo else [])
+            out = []
+            for c in caps:
+                b = next(got) if c > TINY else Bracket(0.0, c)
+                out.append(Bracket(min(b.lower, b.upper, c), min(b.upper, c)))
+            return out
+
+        def epsilon(delta: list[float]) -> list[Bracket]:
+            return [Bracket(min(b.lower, b.upper, c), min(b.upper, c))
+                    for b, c in zip(self.epsilon(delta), (eps_cap(d) for d in delta))]
+        return Method(delta, epsilon, self.rounds)
 
     @classmethod
     def constant(cls, delta: float, eps: float, rounds: int = 1) -> Method:

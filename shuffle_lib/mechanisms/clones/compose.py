@@ -9,6 +9,7 @@ PLDs. Re-exported as ``clones.delta_bracket`` and ``clones.epsilon_bracket``; de
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -34,10 +35,23 @@ from shuffle_lib.mechanisms.clones.renyi import clone_rdp
 
 # above this a round's PLD is binned onto a grid (upper and lower PLDs)
 EXACT_MAX_ATOMS = 10_000_000
+TRUNCATION = 1e-18
+"""The binomial tail mass a round's exact PLDs leave out (clones.pld.clone_pld's tau)."""
+
+
+def _exact_plds(n, eps0, pair, tau=TRUNCATION):
+    """(PLD with the dropped mass as a top atom, dominated PLD, dropped mass) of one round from
+    the exact atoms of :func:`clone_pld` truncated at ``tau``; ValueError naming max_atoms above
+    ``EXACT_MAX_ATOMS`` atoms."""
+    low, info = clone_pld(n, eps0, pair, tau, "lower", EXACT_MAX_ATOMS)
+    top = pld_from_losses(np.append(low.losses, clone_top_loss(*check_params(n, eps0, pair))),
+                          np.append(low.probs, info["dropped"]), low.inf_mass)
+    return top, low, info["dropped"]
 
 
 def _round_plds(n, eps0, pair, k, accuracy):
-    """(upper PLD, lower PLD, route, upper PLD for any composition) of one round.
+    """(upper PLD, lower PLD, route, upper PLD for any composition, truncated mass in the top
+    atom) of one round.
 
     Exact atoms (one PLD serves both sides, see :mod:`shuffle_lib.mechanisms.clones.pld`) if at
     most ``EXACT_MAX_ATOMS``: the upper PLD puts the dropped mass (<= 1e-17) as a top atom at the
@@ -47,22 +61,20 @@ def _round_plds(n, eps0, pair, k, accuracy):
     built from binomial tails (O(#s x #bins)).
     """
     try:
-        low, info = clone_pld(n, eps0, pair, 1e-18, "lower", EXACT_MAX_ATOMS)
-        top = pld_from_losses(np.append(low.losses, clone_top_loss(*check_params(n, eps0, pair))),
-                              np.append(low.probs, info["dropped"]), low.inf_mass)
-        return top, low, "exact", low.with_mass_at_infinity(info["dropped"])
+        top, low, dropped = _exact_plds(n, eps0, pair)
+        return top, low, "exact", low.with_mass_at_infinity(dropped), dropped
     except ValueError as err:
         if "max_atoms" not in str(err):
             raise
     h = accuracy / (4.0 * k)
     try:
         up, low = clone_pld_binned(n, eps0, h, pair)
-        return up, low, "binned", up
+        return up, low, "binned", up, 0.0
     except ValueError as err:
         if "max_atoms" not in str(err):
             raise
     up = clone_pld_grid(n, eps0, h, "upper", pair)[0]
-    return up, clone_pld_grid(n, eps0, h, "lower", pair)[0], "grid", up
+    return up, clone_pld_grid(n, eps0, h, "lower", pair)[0], "grid", up, 0.0
 
 
 def _checked_rounds(rounds, compositions, n, eps0, pair):
@@ -131,7 +143,31 @@ def clone_model(
         info["grid"] = True
         return Model((PLDPair(up, up),), (PLDPair(low, low),), eps_cap=cap, round_pairs=others,
                      info=info)
-    return Model.of(PLDPair(up, up, caps=(low, low)), info, eps_cap=cap, round_pairs=others)
+    exact = PLDPair(up, up, caps=(low, low), truncated=max(b[4] for b, _ in built),
+                    deepen=functools.partial(_exact_pair, rounds, pair, per))
+    return Model.of(exact, info, eps_cap=cap, round_pairs=others)
+
+
+def _exact_pair(rounds, pair, per, tau):
+    """The rounds' exact PLDs truncated at ``tau`` as one pair (counts divided by ``per``, the
+    rounds the evaluator multiplies by), the dominated PLDs as its caps and a deeper build on
+    demand (:class:`~shuffle_lib.core.types.PLDPair`'s ``deepen``); None when a round exceeds
+    ``EXACT_MAX_ATOMS`` atoms at ``tau``.
+
+    Below the floor of the default truncation (1e-18 per round) the truncated tails decide delta:
+    n = 1e4, eps0 = 4, K = 4 has delta(3) = 1.31e-24 while the top atoms of 9.1e-21 a round put
+    the upper end at 2.3e-20 (tests/test_clone_pld.py).
+    """
+    try:
+        built = [(_exact_plds(nn, e, pair, tau), c // per) for nn, e, c in rounds]
+    except ValueError as err:
+        if "max_atoms" not in str(err):
+            raise
+        return None
+    up = tuple((b[0], c) for b, c in built)
+    low = tuple((b[1], c) for b, c in built)
+    return PLDPair(up, up, caps=(low, low), truncated=max(b[2] for b, _ in built),
+                   deepen=functools.partial(_exact_pair, rounds, pair, per))
 
 
 def _pairs(plds: tuple[PLD, PLD]) -> tuple[PLDPair, PLDPair]:
@@ -214,5 +250,5 @@ def clone_plds(n: int, eps0: float, pair: str = "fmt21", compositions: int = 1,
     """
     k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
-    _, low, _, up = _round_plds(n, eps0, pair, k, accuracy)
+    _, low, _, up, _ = _round_plds(n, eps0, pair, k, accuracy)
     return up, low

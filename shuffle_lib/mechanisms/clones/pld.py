@@ -26,6 +26,7 @@ from typing import Literal
 import numpy as np
 from scipy.stats import binom
 
+from shuffle_lib.core import progress
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import tail_range
 from shuffle_lib.core.pld import PLD, pld_from_losses, pld_from_pmfs
@@ -172,6 +173,10 @@ def kept_atoms(n: int, eps0: float, pr: Pair, tau: float, max_atoms: int = 10 **
     return ss, aa, dropped
 
 
+TINY_MASS = 1e-290
+"""Finite atoms with a P- or Q-mass below this are counted as dropped (:func:`clone_pld`)."""
+
+
 def clone_pld(
     n: int,
     eps0: float,
@@ -193,7 +198,13 @@ def clone_pld(
         raise ValueError(f"side must be 'upper', 'lower' or 'top', got side={side!r}.")
     ss, aa, dropped = kept_atoms(n, eps0, pr, tau, max_atoms)
     P, Q = atoms_at(n, eps0, pr, ss, aa)
-    keep = (P > 0) & (Q > 0)
+    fin = (P > 0) & (Q > 0)
+    # a mass near the bottom of the double range keeps few digits (binom.pmf times the pair's
+    # weights can be subnormal), so its loss is not within the loss slack (n = 1e4, eps0 = 4,
+    # tau = 1e-300: P-mass 2e-314 at loss 4.17 > eps0): such atoms join the dropped tail
+    tiny = fin & (np.minimum(P, Q) < TINY_MASS)
+    dropped += math.fsum(P[tiny])
+    keep = fin & ~tiny
     losses, probs = np.log(P[keep]) - np.log(Q[keep]), P[keep]
     # +inf atoms the window left out were only in `dropped`, which "top" places at a finite loss and
     # "lower" omits: the accountant's grid-free upper caps then read them as finite (koskela n = 8,
@@ -286,7 +297,9 @@ def clone_pld_binned(n: int, eps0: float, h: float, pair: str = "fmt21", tau: fl
     up to the grid for "upper", down for "lower", by 1e-9 h more to the safe side; the dropped
     mass to +inf for "upper" only), but with O(#atoms) work and O(#bins) memory instead of
     O(#s x #bins): the cheaper choice when the grid is fine and n is large (n = 1e6, h = 5e-7:
-    about 2e7 atoms against 5e8 cells).  A progress bar shows on a terminal.
+    about 2e7 atoms against 5e8 cells).  A progress bar shows on a terminal unless progress bars are
+switched off (:mod:`shuffle_lib.core.progress`: ``set_progress(False)``, SHUFFLE_LIB_PROGRESS=0,
+``--quiet``).
 
     Source: Koskela et al. 2021, eq. 5.9 and Thm 5 (rounding up dominates, down is dominated).
     """
@@ -311,7 +324,8 @@ def clone_pld_binned(n: int, eps0: float, h: float, pair: str = "fmt21", tau: fl
     up, down, inf = np.zeros(size), np.zeros(size), []
     cuts = np.searchsorted(np.cumsum(counts), np.arange(chunk, int(counts.sum()), chunk))
     for rows in tqdm(
-        np.split(np.arange(s.size), cuts), desc=f"clones n={n}", disable=None, leave=False
+        np.split(np.arange(s.size), cuts), desc=f"clones n={n}",
+        disable=None if progress.enabled() else True, leave=False
     ):
         if rows.size == 0:
             continue

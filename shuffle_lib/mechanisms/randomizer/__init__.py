@@ -469,10 +469,10 @@ def randomizer_model(
 def _upper_method(dec: Decomposition, n: int, cap: Callable[[float], float],
                   cap_eps: float) -> Method:
     """One round's upper end from one decomposition (lower ends left at 0), capped by the local
-    randomiser's own delta(eps) ``cap`` and its eps0 ``cap_eps``."""
-    return Method(lambda eps: [Bracket(0.0, min(upper_delta(dec, n, e), cap(e))) for e in eps],
-                  lambda delta: [Bracket(0.0, min(upper_epsilon(dec, n, d), cap_eps))
-                                 for d in delta])
+    randomiser's own delta(eps) ``cap`` and its eps0 ``cap_eps`` (:meth:`Method.capped`)."""
+    return Method(lambda eps: [Bracket(0.0, upper_delta(dec, n, e)) for e in eps],
+                  lambda delta: [Bracket(0.0, upper_epsilon(dec, n, d)) for d in delta]
+                  ).capped(cap, lambda d: cap_eps)
 
 
 def _view_method(view: View, n: int) -> Method:

@@ -73,8 +73,10 @@ from scipy import fft as _fft
 from scipy import stats
 from scipy.stats import binom
 
+from shuffle_lib.core import search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
+from shuffle_lib.core.constants import MAX_COMPOSITIONS, TINY
 from shuffle_lib.core.types import Bracket
 
 NOISES = ("gaussian", "laplace")
@@ -574,6 +576,63 @@ def gauss_sum_delta(mu: float, eps: float) -> float:
     return max(0.0, math.exp(a) * -math.expm1(b - a) * (1 - 1e-9) - 1e-300)
 
 
+def local_delta(noise: str | Noise, eps: float, rounds: int = 1, scale: float | None = None
+                ) -> float:
+    """A certified upper end of the local randomiser's own delta(eps) over ``rounds`` rounds
+    (inputs in [0, 1], the worst pair 0 and 1): every shuffled view is a post-processing of the
+    reports, so it caps the shuffled delta (Balle et al. 2019, the blanket's premise).
+
+    Gaussian (sd sigma): K rounds are the Gaussian mechanism with mu = sqrt(K) / sigma (Balle &
+    Wang 2018, "Improving the Gaussian mechanism", Thm 8), delta = e^a (1 - e^(b - a)), a =
+    log Phi(mu/2 - eps/mu), b = eps + log Phi(-mu/2 - eps/mu), in log space; each log within
+    ``CDF_RTOL`` of its value (item 2), so a is raised and b - a lowered by their bounds, and a
+    value below the double range is the least positive double (the tight delta is positive at
+    every eps: an upper end stays > 0).  Laplace (scale b): every loss lies in [-1/b, 1/b], so
+    delta = 0 from eps = K/b on; one round below it, delta = 1 - e^((eps - 1/b)/2) (the loss
+    (1 - 2y)/b on [0, 1]).  Other noises, and Laplace below K/b at K > 1: no cap (1).
+    """
+    nz = noise_law(noise, scale)
+    eps = v.real("eps", eps, 0.0, 700.0)
+    K = v.integer("rounds", rounds, lo=1, hi=MAX_COMPOSITIONS)
+    if nz.name == "gaussian":
+        mu = math.sqrt(K) / float(nz.dist.std())
+        a = float(stats.norm.logcdf(mu / 2 - eps / mu))
+        b = eps + float(stats.norm.logcdf(-mu / 2 - eps / mu))
+        err = CDF_RTOL * (abs(a) + abs(b - eps)) + 4 * _U * (eps + abs(a))
+        gap = b - a - err                      # lowered: 1 - e^gap raised
+        if gap >= 0.0:                          # not resolved: delta <= Phi(mu/2 - eps/mu)
+            return 1.0 if a + err >= 0.0 else max(math.exp(a + err), TINY)
+        return min(1.0, max(math.exp(a + err) * -math.expm1(gap) * (1 + 1e-12), TINY))
+    if nz.name == "laplace":
+        scale_b = float(nz.dist.kwds.get("scale", nz.dist.std() / math.sqrt(2)))
+        top = K / scale_b * (1 + 1e-12)        # K/b, above its rounding (std's: a few ulp)
+        if eps >= top:
+            return 0.0
+        if K > 1:
+            return 1.0
+        return min(1.0, max(-math.expm1((eps - top) / 2) * (1 + 1e-12), TINY))
+    return 1.0
+
+
+def local_epsilon(noise: str | Noise, delta: float, rounds: int = 1,
+                  scale: float | None = None) -> float:
+    """A certified upper end of the local randomiser's own eps(delta) over ``rounds`` rounds: an
+    eps whose :func:`local_delta` is <= delta (bisection on it, 60 steps; +inf where none up to
+    700 is found)."""
+    nz = noise_law(noise, scale)
+    delta = v.real("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
+    K = v.integer("rounds", rounds, lo=1, hi=MAX_COMPOSITIONS)
+    f = lambda e: local_delta(nz, e, K) <= delta  # noqa: E731
+    hi = 1.0
+    while not f(hi):
+        if hi >= 700.0:
+            return math.inf
+        hi = min(2 * hi, 700.0)
+    if f(0.0):
+        return 0.0
+    return search.narrow(f, hi, 0.0, lambda y, n: y - n <= 1e-12 * max(1.0, y), max_steps=60)[0]
+
+
 def lower_delta(noise: str | Noise, n: int, eps: float, scale: float | None = None) -> float:
     """The certified lower end of the true shuffled delta(eps), one round: the largest of the
     lattice view (:func:`view_delta`), the counts above the thresholds ``COUNT_TAILS``
@@ -605,13 +664,16 @@ SEARCH_STEP = (
 
 
 def eps_search(
-    f: Callable[[float], float], delta: float, want_above: bool, floor: float = 0.0
+    f: Callable[[float], float], delta: float, want_above: bool, floor: float = 0.0,
+    top: float = 700.0
 ) -> float:
     """For a non-increasing-in-trend f: the largest eps with f(eps) > delta found (``want_above``,
     the lower end), else the smallest eps with f(eps) <= delta found (the upper end); regula falsi
     on log f (Illinois) between ends whose values are on both sides, at most 40 evaluations.
     ``floor``: an eps believed to have f > delta, the first left end (then the right end starts
-    at 1.25 floor and grows by that factor: a bracket a few evaluations wide).
+    at 1.25 floor and grows by that factor: a bracket a few evaluations wide).  ``top``: where the
+    upper end's search gives up (+inf: a caller's cap, such as the local randomiser's own eps,
+    then answers without evaluations beyond it).
     Each end returned is certified by its own evaluation, whatever f's shape."""
     lo, hi = floor, (1.25 * floor if floor > 0 else 0.25)
     flo = f(lo)
@@ -620,7 +682,7 @@ def eps_search(
     fhi = f(hi)
     while fhi > delta:
         lo, flo, hi = hi, fhi, (1.25 * hi if floor > 0 else 2 * hi + 0.5)
-        if hi > 700:
+        if hi > top:
             return math.inf if not want_above else lo
         fhi = f(hi)
 
@@ -648,17 +710,21 @@ def eps_search(
 
 
 def upper_epsilon(
-    noise: str | Noise, n: int, delta: float, scale: float | None = None, floor: float = 0.0
+    noise: str | Noise, n: int, delta: float, scale: float | None = None, floor: float = 0.0,
+    top: float = 700.0
 ) -> float:
     """The certified upper end of eps(delta), one round: an eps whose :func:`upper_delta` is
     <= delta.  ``floor``: a lower end of eps(delta) if known (the search starts there; any value
-    gives a certified answer, a good one fewer evaluations)."""
+    gives a certified answer, a good one fewer evaluations); ``top``: +inf once the search passes
+    it (:func:`eps_search`)."""
     nz = noise_law(noise, scale)
     n = v.integer("n", n, lo=1, hi=MAX_N)
     delta = v.real("delta", delta, 0.0, 1.0, lo_open=True, hi_open=True)
     floor = v.real("floor", floor, 0.0, 700.0)
+    top = v.real("top", top, 0.0, 700.0)
     return eps_search(
-        lambda e: upper_delta(nz, n, e, step=SEARCH_STEP), delta, want_above=False, floor=floor
+        lambda e: upper_delta(nz, n, e, step=SEARCH_STEP), delta, want_above=False, floor=floor,
+        top=top
     )
 
 
@@ -683,8 +749,11 @@ def epsilon_bracket(
     noise: str | Noise, n: int, delta: float, scale: float | None = None
 ) -> Bracket:
     """[view_epsilon, upper_epsilon]: a certified bracket on the true shuffled eps(delta), one
-    round (the upper search starts from the lower end)."""
+    round (the upper search starts from the lower end), the upper end capped by the local
+    randomiser's own eps(delta) (:func:`local_epsilon`), beyond which the search stops."""
     nz = noise_law(noise, scale)
     lo = view_epsilon(nz, n, delta)
-    hi = upper_epsilon(nz, n, delta, floor=lo if math.isfinite(lo) else 0.0)
+    cap = local_epsilon(nz, delta)
+    start = min(lo, cap) if math.isfinite(lo) else 0.0
+    hi = min(upper_epsilon(nz, n, delta, floor=start, top=min(cap, 700.0)), cap)
     return Bracket(min(lo, hi), hi)
