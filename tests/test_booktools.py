@@ -108,6 +108,26 @@ def test_style_file_exists_and_sets_a_readable_font():
     assert params["font.size"] >= 11 and params["figure.dpi"] >= 150
 
 
+def test_every_chapter_that_draws_uses_the_book_style():
+    """A chapter that imports matplotlib sets the book's one style, ``plt.style.use(style())``,
+    before its first figure (font, width and dpi of every figure in one place)."""
+    import jupytext
+
+    root = pathlib.Path(__file__).resolve().parents[1] / "chapters"
+    drawing = 0
+    for md in sorted(root.glob("*.md")):
+        code = [c.source for c in jupytext.read(md).cells if c.cell_type == "code"]
+        text = "\n".join(code)
+        if "import matplotlib" not in text:
+            continue
+        drawing += 1
+        first_fig = min((text.find(k) for k in ("plt.subplots", "plt.figure", "plt.plot")
+                         if k in text), default=len(text))
+        use = text.find("plt.style.use(style())")
+        assert 0 <= use < first_fig, f"{md.name} draws without the book's style first"
+    assert drawing >= 10
+
+
 def test_glued_glues_the_text_under_the_variable_name_and_returns_it(monkeypatch):
     from booktools import glued
     seen = {}
