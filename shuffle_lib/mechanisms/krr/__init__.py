@@ -70,7 +70,7 @@ def krr_model(
     Where the exact PLD fits (``MAX_ATOMS`` candidates, ``EXACT_ABOVE`` atoms) the exact PLD
     (Koskela et al. 2021, Thm 8 / Thm 11) with its binomial tails (<= ``tail``) cut to +inf, one
     PLD serving both ends; an exact PLD of more atoms grouped onto a lattice of step 1e-4
-    (:func:`.lattice.pair_from_atoms`); beyond the exact PLD's size, the lattice pair of
+    (``lattice.pair_from_atoms``); beyond the exact PLD's size, the lattice pair of
     :mod:`.lattice` (a dominating and a dominated PLD, second order in the lattice step).  The
     PLD does not depend on x_1..x_{n-1}, so it dominates every neighbouring pair and serves
     adaptive compositions; both directions have one PLD.
