@@ -566,14 +566,20 @@ def count_delta(nz: Noise, n: int, eps: float, q: float) -> float:
 def gauss_sum_delta(mu: float, eps: float) -> float:
     """delta(eps) of N(mu, 1) against N(0, 1) (Balle & Wang 2018, "Improving the Gaussian
     mechanism", Thm 8: Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)), in log space and lowered
-    by its round-off: a certified lower end wherever that pair is a post-processing."""
+    by its round-off: a certified lower end wherever that pair is a post-processing.  Each log is
+    within ``CDF_RTOL`` of its value and eps + log carries 4 ulp of their size (as
+    :func:`local_delta`'s upper end): a is lowered and b - a raised by that bound, which decides
+    the value where the two terms nearly cancel (large eps), not a relative margin on the
+    difference."""
     mu = v.real("mu", mu, 0.0, 1e6, lo_open=True)
     eps = v.real("eps", eps, 0.0, 700.0)
-    a = stats.norm.logcdf(mu / 2 - eps / mu)
-    b = eps + stats.norm.logcdf(-mu / 2 - eps / mu)
-    if b >= a:
+    a = float(stats.norm.logcdf(mu / 2 - eps / mu))
+    b = eps + float(stats.norm.logcdf(-mu / 2 - eps / mu))
+    err = CDF_RTOL * (abs(a) + abs(b - eps)) + 4 * _U * (eps + abs(a))
+    gap = b - a + err                          # raised: 1 - e^gap lowered
+    if gap >= 0.0:
         return 0.0
-    return max(0.0, math.exp(a) * -math.expm1(b - a) * (1 - 1e-9) - 1e-300)
+    return max(0.0, math.exp(a - err) * -math.expm1(gap) * (1 - 1e-12) - 1e-300)
 
 
 def local_delta(noise: str | Noise, eps: float, rounds: int = 1, scale: float | None = None
