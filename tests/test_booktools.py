@@ -189,3 +189,20 @@ def test_glued_markdown_glues_and_returns_a_markdown_object(monkeypatch):
     qs_delta = glued("qs_delta", "$10^{-6}$", markdown=True)
     assert isinstance(qs_delta, Markdown) and qs_delta.data == "$10^{-6}$"
     assert seen == {"qs_delta": qs_delta}
+
+
+def test_every_shown_code_line_fits_the_text_column():
+    """A code cell the reader sees (not tagged remove-input or remove-cell) has no line longer than
+    76 characters, the text column at the book's code font (tests/wrap_cells.py wraps them; the
+    browser check measures the rendered blocks, this catches a long line before a build)."""
+    import jupytext
+
+    root = pathlib.Path(__file__).resolve().parents[1] / "chapters"
+    long = []
+    for md in sorted(root.glob("*.md")):
+        for cell in jupytext.read(md).cells:
+            tags = set(cell.metadata.get("tags", []))
+            if cell.cell_type != "code" or tags & {"remove-input", "remove-cell"}:
+                continue
+            long += [f"{md.name}: {line[:60]}" for line in cell.source.splitlines() if len(line) > 76]
+    assert not long, "\n".join(long)
