@@ -86,7 +86,7 @@ def single():
 
 
 def composed():
-    """K = 10 rounds, eps(1e-6), gamma = 0.853, k = 4 (issue 27's queries): bracket, relative width
+    """K = 10 rounds, eps(1e-6), gamma = 0.853, k = 4: bracket, relative width
     and seconds of the whole query (PLD pair and composition), at the default accuracy and at
     2e-5.  Above ~1e6 atoms the pair is the lattice pair of krr.lattice."""
     from shuffle_lib import mechanism_brackets
