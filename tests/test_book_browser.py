@@ -1,4 +1,4 @@
-"""The built book as a reader's browser shows it (issue 16 item 8).
+"""The built book as a reader's browser shows it.
 
 Headless Chromium (Debian's ``chromium``; ``make test`` installs it when missing) loads every page
 of ``_build/html`` over the Chrome DevTools Protocol and each page fails on
@@ -21,6 +21,7 @@ variable (a plain ``pytest``) it skips rather than check an older build.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -29,6 +30,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -88,39 +90,54 @@ class DevTools:
             self.events.append(json.loads(self.ws.recv()))
 
 
-@pytest.fixture(scope="module")
-def page():
+def stop(proc: subprocess.Popen, seconds: float = 10.0) -> None:
+    """Terminate a child process, killing it if it has not exited after ``seconds``."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@contextlib.contextmanager
+def browser_session(profile: pathlib.Path, skip_why: str) -> Iterator[tuple[DevTools, str]]:
+    """Headless Chromium with its profile in ``profile``, one page attached over the DevTools
+    Protocol: yields (client, session id) and stops the browser afterwards.  Skips the test
+    with ``skip_why`` when no chromium is installed."""
     exe = chromium()
     if exe is None:
-        pytest.skip("no chromium on this machine: install Debian's package (apt-get install -y chromium; "
-                    "make test tries to) to run the browser check")
-    with tempfile.TemporaryDirectory(prefix="book-browser-") as profile:
-        proc = subprocess.Popen([exe, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            port_file, deadline = pathlib.Path(profile, "DevToolsActivePort"), time.monotonic() + TIMEOUT
-            while not (port_file.exists() and len(port_file.read_text().split()) == 2):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"chromium did not start its DevTools endpoint (exit code {proc.poll()})")
-                time.sleep(0.1)
-            port, path = port_file.read_text().split()
-            cdp = DevTools(f"ws://127.0.0.1:{port}{path}")
-            target = cdp.send("Target.createTarget", url="about:blank")["targetId"]
-            session = cdp.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-            for domain in ("Page", "Runtime", "Network", "Log"):
-                cdp.send(f"{domain}.enable", session)
-            cdp.send("Page.setLifecycleEventsEnabled", session, enabled=True)
-            cdp.send("Emulation.setDeviceMetricsOverride", session, width=WIDTH, height=HEIGHT,
-                     deviceScaleFactor=1, mobile=False)
-            yield cdp, session
-            cdp.ws.close()
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        pytest.skip(skip_why)
+    proc = subprocess.Popen([exe, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        port_file, deadline = pathlib.Path(profile, "DevToolsActivePort"), time.monotonic() + TIMEOUT
+        while not (port_file.exists() and len(port_file.read_text().split()) == 2):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"chromium did not start its DevTools endpoint (exit code {proc.poll()})")
+            time.sleep(0.1)
+        port, path = port_file.read_text().split()
+        cdp = DevTools(f"ws://127.0.0.1:{port}{path}")
+        target = cdp.send("Target.createTarget", url="about:blank")["targetId"]
+        session = cdp.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        yield cdp, session
+        cdp.ws.close()
+    finally:
+        stop(proc)
+
+
+@pytest.fixture(scope="module")
+def page():
+    why = ("no chromium on this machine: install Debian's package (apt-get install -y chromium; "
+           "make test tries to) to run the browser check")
+    with tempfile.TemporaryDirectory(prefix="book-browser-") as profile, \
+            browser_session(pathlib.Path(profile), why) as (cdp, session):
+        for domain in ("Page", "Runtime", "Network", "Log"):
+            cdp.send(f"{domain}.enable", session)
+        cdp.send("Page.setLifecycleEventsEnabled", session, enabled=True)
+        cdp.send("Emulation.setDeviceMetricsOverride", session, width=WIDTH, height=HEIGHT,
+                 deviceScaleFactor=1, mobile=False)
+        yield cdp, session
 
 
 # Runs in the page after its load event; returns a list of problems (strings).
@@ -165,7 +182,7 @@ CHECK = r"""
   for (const i of document.images) {
     if (!(i.complete && i.naturalWidth > 0)) problems.push('image does not load: ' + i.getAttribute('src'));
   }
-  // outputs split into several boxes (one cell's stdout in pieces: issue 16; nb_merge_streams)
+  // outputs split into several boxes (one cell's stdout in pieces; nb_merge_streams merges them)
   for (const cell of document.querySelectorAll('.cell_output')) {
     const streams = cell.querySelectorAll(':scope > .output.stream').length;
     if (streams > 1) problems.push('one cell output split into ' + streams + ' stream boxes: ' + short(cell.textContent).slice(0, 60));

@@ -32,7 +32,7 @@ import time
 import urllib.request
 
 import pytest
-from test_book_browser import FLAGS, DevTools, chromium
+from test_book_browser import browser_session, chromium, stop
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 JUPYTER = pathlib.Path(sys.executable).with_name("jupyter")
@@ -78,15 +78,15 @@ def _glued_texts(stem: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def lab():
-    exe = chromium()
-    if exe is None:
-        pytest.skip("no chromium on this machine: install Debian's package (apt-get install -y "
-                    "chromium) to check the chapters in JupyterLab")
     if not JUPYTER.exists():
         pytest.skip(f"no jupyter next to {sys.executable}: run make setup")
     port, token = _free_port(), secrets.token_hex(16)
+    why = ("no chromium on this machine: install Debian's package (apt-get install -y "
+           "chromium) to check the chapters in JupyterLab")
     with tempfile.TemporaryDirectory(prefix="lab-check-") as tmp:
         tmp_ = pathlib.Path(tmp)
+        if chromium() is None:
+            pytest.skip(why)
         env = dict(os.environ, PYTHONPATH=str(ROOT), JUPYTER_CONFIG_DIR=str(tmp_ / "config"))
         server = subprocess.Popen(
             [str(JUPYTER), "lab", "--no-browser", f"--port={port}", f"--ServerApp.token={token}",
@@ -94,8 +94,6 @@ def lab():
              f"--LabApp.user_settings_dir={tmp_ / 'user'}", f"--LabApp.workspaces_dir={tmp_ / 'ws'}",
              "--LabApp.expose_app_in_browser=True", "--allow-root"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        browser = subprocess.Popen([exe, *FLAGS, f"--user-data-dir={tmp_ / 'profile'}", "about:blank"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             def up():
                 try:
@@ -104,37 +102,24 @@ def lab():
                 except OSError:
                     return server.poll() is not None and pytest.fail(f"jupyter lab exited ({server.returncode})")
             _wait(up, TIMEOUT, "jupyter lab did not answer")
-            port_file = tmp_ / "profile" / "DevToolsActivePort"
-            _wait(lambda: port_file.exists() and len(port_file.read_text().split()) == 2, TIMEOUT,
-                  "chromium did not start its DevTools endpoint")
-            cdp_port, path = port_file.read_text().split()
-            cdp = DevTools(f"ws://127.0.0.1:{cdp_port}{path}")
-            target = cdp.send("Target.createTarget", url="about:blank")["targetId"]
-            session = cdp.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-            cdp.send("Runtime.enable", session)
+            with browser_session(tmp_ / "profile", why) as (cdp, session):
+                cdp.send("Runtime.enable", session)
 
-            def js(expression: str, seconds: float = TIMEOUT):
-                reply = cdp.send("Runtime.evaluate", session, expression=expression, awaitPromise=True,
-                                 returnByValue=True, timeout=int(seconds * 1000))
-                if "exceptionDetails" in reply:
-                    raise RuntimeError(reply["exceptionDetails"].get("exception", {}).get("description"))
-                return reply["result"].get("value")
+                def js(expression: str, seconds: float = TIMEOUT):
+                    reply = cdp.send("Runtime.evaluate", session, expression=expression, awaitPromise=True,
+                                     returnByValue=True, timeout=int(seconds * 1000))
+                    if "exceptionDetails" in reply:
+                        raise RuntimeError(reply["exceptionDetails"].get("exception", {}).get("description"))
+                    return reply["result"].get("value")
 
-            def open_chapter(rel: str):
-                cdp.send("Page.navigate", session, url=f"http://127.0.0.1:{port}/lab/tree/{rel}?reset&token={token}")
-                _wait(lambda: js("!!(window.jupyterapp && document.querySelector('.jp-NotebookPanel .jp-Cell, .jp-FileEditor'))"),
-                      TIMEOUT, f"{rel} did not open")
-                _wait(lambda: js(MODELS_READY), TIMEOUT, f"{rel}: jupyterlab-myst did not render every cell")
-            yield js, open_chapter
-            cdp.ws.close()
+                def open_chapter(rel: str):
+                    cdp.send("Page.navigate", session, url=f"http://127.0.0.1:{port}/lab/tree/{rel}?reset&token={token}")
+                    _wait(lambda: js("!!(window.jupyterapp && document.querySelector('.jp-NotebookPanel .jp-Cell, .jp-FileEditor'))"),
+                          TIMEOUT, f"{rel} did not open")
+                    _wait(lambda: js(MODELS_READY), TIMEOUT, f"{rel}: jupyterlab-myst did not render every cell")
+                yield js, open_chapter
         finally:
-            for proc in (browser, server):
-                proc.terminate()
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop(server, 15.0)
 
 
 PANEL = "window.jupyterapp.shell.currentWidget"
