@@ -5,7 +5,7 @@ public function (a method's ``self`` under the key ``"self"``).  Each argument's
 which bad values it must refuse: ``ROLE_BY_NAME`` gives the role of the usual parameter names
 (``n`` a count, ``gamma`` a probability, ``eps0`` a positive real, ...), ``ROLES[qualified name]``
 overrides it where a function documents another range.  ``NOT_SWEPT`` lists the public functions
-the sweep does not call, each with its reason.  Issue 17 item 4.
+the sweep does not call, each with its reason.
 """
 
 from __future__ import annotations
@@ -450,7 +450,7 @@ ROLES: dict[str, dict[str, str | None]] = {
     "shuffle_lib.core.pld.pld_from_losses": {"losses": "array", "inf_mass": "prob"},
     "shuffle_lib.mechanisms.mixnet.bitflip.g": {"x": "reals"},
     "shuffle_lib.core.evaluate.finite_or_none": {"x": None},
-    # eps0 = inf is documented as "no noise" (the non-private baseline of seed 003's experiments)
+    # eps0 = inf is documented as "no noise" (the non-private baseline of Chen et al. 2024's experiments)
     **{f"shuffle_lib.analyses.sgd.{f}": {"eps0": "pos_inf"}
        for f in ("laplace_scale", "laplace_ldp_gradient", "shuffled_sgd")},
     # mu = 0 (identical Gaussians) is a valid GDP level; eps0 = 0 is k-RR with gamma = 1 (all uniform)
@@ -491,7 +491,7 @@ NOT_SWEPT = {
        "accountant has already checked (not an input boundary)"
        for f in ("applies", "composed", "positive_floor")},
     **{f"shuffle_lib.cli.{f}": "command-line entry points: swept option by option by the CLI's own bad-input "
-       "test (issue 17 item 5)" for f in ("run", "run_calibrate", "run_rdp", "main")},
+       "test (the command line's own bad-input sweep)" for f in ("run", "run_calibrate", "run_rdp", "main")},
     **{f"shuffle_lib.core.grid.{f}": "arithmetic of the grid accountant shared with core.fourier, on arrays and "
        "PLDs the accountant has already checked (not an input boundary)"
        for f in ("dot", "inf_mass", "log_masses", "rounding_gain")},
@@ -544,7 +544,7 @@ NOT_SWEPT.update({f"shuffle_lib.core.validate.{f}": "the checks themselves (thei
 # Arguments the sweep still faults, with the kinds found (accepted: a bad value returned an answer;
 # unnamed: a ValueError not naming the argument; an exception name: that exception escaped).
 # Reported by tests/test_bad_input.py, not failed; an entry the sweep no longer faults fails as stale.
-# Emptied on the s6-api branch (issue 17 item 4): every defect the sweep found is fixed at its source;
+# Empty: every defect the sweep found is fixed at its source;
 # a new one belongs here only with a reason, and is better fixed.
 OPEN: dict[str, dict[str, str]] = {
 }

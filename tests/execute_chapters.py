@@ -1,4 +1,4 @@
-"""Execute every chapter once, for both the book and the tests (issue 14 item 5).
+"""Execute every chapter once, for both the book and the tests.
 
     python tests/execute_chapters.py [--jobs N] [--book-config OUT.yml] [chapters/NN_slug.md ...]
 

@@ -1,6 +1,6 @@
 """shuffle_lib.accountant: the dp_accounting PrivacyAccountant contract (in the shape of
 dp_accounting's own privacy_accountant_test.py), agreement with PLDAccountant, certified brackets
-against independent computations, and the refusals (issue 15)."""
+against independent computations, and the refusals."""
 
 import functools
 import math
@@ -122,7 +122,7 @@ def test_gaussian_pipelines_contain_pld_accountant(relation):
 
 
 def test_gaussian_pipeline_contains_pld_accountant_at_1e5():
-    """Issue 15's 'done when': on a Gaussian-only pipeline our certified bracket contains
+    """On a Gaussian-only pipeline our certified bracket contains
     dp_accounting's PLDAccountant answer at discretisation 1e-5 (its pessimistic estimate)."""
     event = de.ComposedDpEvent([de.SelfComposedDpEvent(de.GaussianDpEvent(3.0), 4),
                                 de.PoissonSampledDpEvent(0.1, de.GaussianDpEvent(1.0))])

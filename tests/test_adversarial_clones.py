@@ -1,4 +1,4 @@
-"""Issue 17's adversarial certification suite, group B: the clones-bound family (``ldp-shuffle``,
+"""The adversarial certification suite, group B: the clones-bound family (``ldp-shuffle``,
 ``ldp-shuffle-subsampled``) and the mixnets (``bitflip``, ``fake-records``).
 
 What each bracket certifies (read from its module docstring), and so what the oracle computes:
@@ -7,22 +7,22 @@ What each bracket certifies (read from its module docstring), and so what the or
   koskela; shuffle_lib/mechanisms/clones/pairs.py), not the shuffled randomiser's true privacy.
   C ~ Bin(n-1, p_clone), A ~ Bin(C, 1/2), Delta ~ Bern(q), q = e^eps0/(e^eps0 + 1);
   fmt21/stronger: P = (A+Delta, C-A+1-Delta), Q = (A+1-Delta, C-A+Delta), p_clone = e^-eps0 or
-  2/(e^eps0 + 1); koskela: P = (A+Delta, C-A), Q = (A, C-A+Delta), p_clone = e^-eps0 (seed 000 eq.
-  5.1-5.2, seed 001 eq. 3.1).
+  2/(e^eps0 + 1); koskela: P = (A+Delta, C-A), Q = (A, C-A+Delta), p_clone = e^-eps0 (Koskela et al. 2021 eq.
+  5.1-5.2, Koskela et al. 2022 eq. 3.1).
 * ``ldp-shuffle-subsampled``: the pair of clones/subsample.py's docstring, P_sub = g P + (1-g) p
   (P+Q)/2 + (1-g)(1-p) L and Q_sub likewise, g = subset/n, (P, Q) the fmt21 pair of ``subset``
   users, L one outcome of equal mass under both.
 * ``bitflip``: the tight delta of the pair P = A_n(m+1), Q = A_n(m), A_n(m) ~ Bin(m, 1-q) +
-  Bin(n-m, q) (seed 004 Sec. 3, eq. 3.1-3.2), or for m = 'worst' the max over every m in 0..n-1
+  Bin(n-m, q) (Zhilyaev 2020 Sec. 3, eq. 3.1-3.2), or for m = 'worst' the max over every m in 0..n-1
   of the K-round delta (the same neighbours in every round).
 * ``fake-records``: the histogram counts (a, b) of the two affected values, P(a, b) = M(a-1, b),
-  Q(a, b) = M(a, b-1), M the Multinomial(m; 1/d, 1/d) law of the fake counts (seed 004 Sec. 5).
+  Q(a, b) = M(a, b-1), M the Multinomial(m; 1/d, 1/d) law of the fake counts (Zhilyaev 2020 Sec. 5).
 
 The oracle never calls shuffle_lib: each pair is enumerated from the formulas above in mpmath at
 ``DPS`` digits from the doubles given (exact integer binomials), and the K-fold hockey stick
 delta_{P/Q}(eps) = A_K(eps) - e^eps B_K(eps), A_K, B_K the P- and Q-mass of the K-tuples whose
 summed loss exceeds eps (+inf tuples in A), is summed over the (K-1)-tuples x as
-P_x SP(eps - L_x), Q_x SQ(eps - L_x), SP/SQ the one-round suffix sums above a loss (seed 000
+P_x SP(eps - L_x), Q_x SQ(eps - L_x), SP/SQ the one-round suffix sums above a loss (Koskela et al. 2021
 Thm 5 on the product pair).  Its own rounding: at DPS = 80 the sums carry a relative 1e-75 of
 A + e^eps B (the comparison of a loss with eps - L_x can only err at a tie, where the term is 0
 within that rounding), which is added to the allowance below.
@@ -112,7 +112,7 @@ def subsampled_pair_exact(n, eps0, subset):
 
 def bitflip_pair_exact(n, m, q):
     """{s: [P, Q]}: the others' sum b ~ Bin(m, 1-q) + Bin(n-1-m, q); P(s) = q b(s) + (1-q) b(s-1)
-    (the user holds 1), Q(s) = (1-q) b(s) + q b(s-1) (seed 004 eq. 3.1-3.2)."""
+    (the user holds 1), Q(s) = (1-q) b(s) + q b(s-1) (Zhilyaev 2020 eq. 3.1-3.2)."""
     q = _mp(q)
     # Bin(m, 1-q) at i as Bin(m, q) at m - i: at DPS digits 1 - (1 - q) is 0 for q < 1e-80, which
     # dropped the masses of order q (n = 3, q = 1e-300, m = 1 gave P(1) = q for 2q)
@@ -124,7 +124,7 @@ def bitflip_pair_exact(n, m, q):
 
 def fake_records_pair_exact(m, d):
     """{(a, b): [P, Q]}: P(a, b) = M(a-1, b), Q(a, b) = M(a, b-1), M(h, h') the Multinomial(m; 1/d,
-    1/d, 1-2/d) mass of the fake counts (seed 004 Sec. 5)."""
+    1/d, 1-2/d) mass of the fake counts (Zhilyaev 2020 Sec. 5)."""
     r = 1 / _mp(d)
 
     def M(h, h2):
@@ -529,7 +529,7 @@ def test_bitflip_cut_binomials_do_not_raise_the_lower_end(K):
 def test_bitflip_oracle_keeps_the_masses_of_order_q_below_its_precision():
     """The oracle's own defect, found by the deep run: it drew Bin(m, 1 - q) with 1 - (1 - q)
     computed at DPS = 80 digits, 0 for q = 1e-300, so at n = 3, m = 1 its P(1) was q and its Q(0)
-    0 where seed 004 eq. 3.1-3.2 give 2q and q(1 - q)^2; the library (Bin(m, 1-q) as Bin(m, q)
+    0 where Zhilyaev 2020 eq. 3.1-3.2 give 2q and q(1 - q)^2; the library (Bin(m, 1-q) as Bin(m, q)
     reversed) was right and the two tests it broke (delta at eps = 690.08, eps at delta = 0.1)
     failed on the oracle.  The four masses here are the closed forms of that pair."""
     q = mpmath.mpf(1e-300)

@@ -1,4 +1,4 @@
-"""Issue 17's adversarial certification suite for the k-RR family and the matrix randomiser.
+"""The adversarial certification suite for the k-RR family and the matrix randomiser.
 
 Mechanisms: ``krr-strong``, ``krr-weak``, ``histogram-krr``, ``randomizer`` (the others are owned
 by test_certified_edges.py and the other group's file).  Each is driven through the command
@@ -11,14 +11,14 @@ model (exact ties within rounding) and anywhere, delta targets from 1e-1 to 1e-3
 **What each bracket certifies, and the oracle for it.**  The oracle never calls shuffle_lib's
 PLD, grid or Fourier code: it rebuilds each mechanism's pair from the formula in the seed (the
 mechanism's module docstring), in mpmath at ``DPS`` = 60 digits, and sums the hockey stick
-max(prod P - e^eps prod Q, 0) over the K-fold product (seed 000 Thm 5) exactly: the (K-1)-fold
+max(prod P - e^eps prod Q, 0) over the K-fold product (Koskela et al. 2021 Thm 5) exactly: the (K-1)-fold
 prefixes are enumerated as multisets (multinomial weights), the last factor by a suffix sum over
 the atoms sorted by their loss (:func:`hockey`).
 
-* ``krr-strong``, ``krr-weak`` (seed 000 Def. 7 / Def. 9, App. A): the true shuffled privacy
+* ``krr-strong``, ``krr-weak`` (Koskela et al. 2021 Def. 7 / Def. 9, App. A): the true shuffled privacy
   against A_s / A_w; the views' laws are written again from the multinomial definitions
   (:func:`strong_atoms`, :func:`weak_atoms`), not from the library's loss formula.
-* ``histogram-krr`` (seed 002 Def. IV.1): the two laws of the count of x0,
+* ``histogram-krr`` (Biswas et al. 2023 Def. IV.1): the two laws of the count of x0,
   Bern(q_i) + Bin(n_x0, p) + Bin(n - 1 - n_x0, pbar), convolved in mpmath (:func:`count_atoms`).
 * ``randomizer``: its bracket is on the *true* worst-case shuffled privacy (lower end a view of
   one dataset, upper end the blanket pair that dominates every dataset), so the oracle is that
@@ -145,7 +145,7 @@ def grouped(items):
 
 
 def strong_atoms(n, gamma, k):
-    """A_s (seed 000 Def. 7): beta_n = 1 (prob. gamma) reveals nothing; otherwise the view is the
+    """A_s (Koskela et al. 2021 Def. 7): beta_n = 1 (prob. gamma) reveals nothing; otherwise the view is the
     counts (a, c) of values 1, 2 among the n reports minus the others' truthful ones: under X
     (a - 1, c) of the randomisers' Multinomial(n-1; g/k, g/k) counts, under X' (a, c - 1).
     Likelihood ratio a / c (the key)."""
@@ -167,7 +167,7 @@ def strong_atoms(n, gamma, k):
 
 
 def weak_atoms(n, gamma, k):
-    """A_w (seed 000 Def. 9, Thm 10, App. A): the view (u, w, b), b ~ Bin(n-1, g) the number of
+    """A_w (Koskela et al. 2021 Def. 9, Thm 10, App. A): the view (u, w, b), b ~ Bin(n-1, g) the number of
     randomising others, (u, w) the counts of values 1, 2 among their b reports and the n-th one;
     the n-th reports 1 w.p. 1-g+g/k, 2 w.p. g/k, another value w.p. (k-2) g/k under X (1 and 2
     swapped under X').  Likelihood ratio ((1-g)u + g(b+1)/k)/((1-g)w + g(b+1)/k) (the key)."""
@@ -199,7 +199,7 @@ def weak_atoms(n, gamma, k):
 
 
 def count_atoms(n, n_x0, k, eps0):
-    """histogram-krr (seed 002 Def. III.5, IV.1): S | D(x_i) = Bern(q_i) + Bin(n_x0, p) +
+    """histogram-krr (Biswas et al. 2023 Def. III.5, IV.1): S | D(x_i) = Bern(q_i) + Bin(n_x0, p) +
     Bin(n - 1 - n_x0, pbar), p = e^eps0/(e^eps0 + k - 1), pbar = 1/(e^eps0 + k - 1), q_0 = p,
     q_1 = pbar; by direct convolution in mpmath."""
     with mpmath.workdps(DPS):
@@ -418,7 +418,7 @@ _target = st.one_of(st.sampled_from(TARGETS), st.floats(-30.0, -1.0).map(lambda 
 @settings(max_examples=examples(12), **_SETTINGS)
 @given(krr_case("krr-strong"), st.data())
 def test_adversarial_krr_strong_delta(case, data):
-    """krr-strong's delta bracket contains the exact delta of A_s's views (seed 000 Def. 7)."""
+    """krr-strong's delta bracket contains the exact delta of A_s's views (Koskela et al. 2021 Def. 7)."""
     _pair_delta_case("krr-strong", *case, data)
 
 
@@ -432,7 +432,7 @@ def test_adversarial_krr_strong_epsilon(case, target):
 @settings(max_examples=examples(10), **_SETTINGS)
 @given(krr_case("krr-weak"), st.data())
 def test_adversarial_krr_weak_delta(case, data):
-    """krr-weak's delta bracket contains the exact delta of A_w's views (seed 000 Def. 9, App. A)."""
+    """krr-weak's delta bracket contains the exact delta of A_w's views (Koskela et al. 2021 Def. 9, App. A)."""
     _pair_delta_case("krr-weak", *case, data)
 
 
@@ -446,7 +446,7 @@ def test_adversarial_krr_weak_epsilon(case, target):
 @settings(max_examples=examples(12), **_SETTINGS)
 @given(histogram_case(), st.data())
 def test_adversarial_histogram_krr_delta(case, data):
-    """histogram-krr's delta bracket contains the exact delta of the two count laws (seed 002 Def. IV.1)."""
+    """histogram-krr's delta bracket contains the exact delta of the two count laws (Biswas et al. 2023 Def. IV.1)."""
     _pair_delta_case("histogram-krr", *case, data)
 
 
@@ -521,7 +521,7 @@ def test_randomizer_oracle_matches_the_float_oracle():
 
 
 def test_count_oracle_matches_the_closed_form():
-    """count_atoms against seed 002 eq. 12-13 (P(S=s | D(x0)) = kappa3(s)/m sum_r mu(s,r) tau_r,
+    """count_atoms against Biswas et al. 2023 eq. 12-13 (P(S=s | D(x0)) = kappa3(s)/m sum_r mu(s,r) tau_r,
     P(S=s | D(x1)) = kappa3(s) sum_r mu(s,r)), written in mpmath: agreement to 1e-50 relative."""
     n, n_x0, k, eps0 = 9, 3, 4, 1.5
     atoms = count_atoms(n, n_x0, k, eps0)
@@ -626,7 +626,7 @@ def test_randomizer_view_counts_no_rounding_mass_off_its_cells():
 
 
 def test_krr_strong_two_rounds_at_a_tiny_delta_against_the_exact_views():
-    """Issue 17: delta krr-strong --n 225 --gamma 0.5 --k 4 --eps 11.823 --compositions 2 gave
+    """delta krr-strong --n 225 --gamma 0.5 --k 4 --eps 11.823 --compositions 2 gave
     [1.02363e-13, 1.02807e-13] around the exact 1.022831e-13.  Here against this file's oracle
     (A_s's views enumerated, every finite atom included, not only the +inf mass): the bracket
     holds and is tight to 1e-9."""
@@ -649,7 +649,7 @@ def test_randomizer_counts_a_top_tie_in_its_upper_end():
 
 
 def test_randomizer_view_lower_end_keeps_a_margin_on_its_inf_mass():
-    """Found by the deep run of test_adversarial_randomizer_delta (session 8): rows [0, 0, 1] and
+    """Found by the deep run of test_adversarial_randomizer_delta : rows [0, 0, 1] and
     [1/16, 1e-12, 0.937499999999], n = 1, eps = 0.  The view's +inf mass is the cell 1/16 + 1e-12,
     summed to the double 0.062500000001, 4e-19 above the exact sum of the two doubles; the view's
     lower end (certified_lower) took its 1e-12 margin off the finite atoms only, so that rounded-up

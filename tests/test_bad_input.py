@@ -1,4 +1,4 @@
-"""Every public function validates first (issue 17 item 4).
+"""Every public function validates first.
 
 For each public function of the package (the walk of tests/test_typing.py) a valid specimen call
 (tests/bad_input_specimens.py) is made once, then each argument in turn is replaced by the bad
@@ -205,7 +205,7 @@ def test_the_sweep_can_fail():
     assert outcome(lambda: bytearray(10 ** 13), {})[0] == "memory"
 
 
-REPORTED = [   # (qualified name, the bad argument, its value): the cases issue 17 names
+REPORTED = [   # (qualified name, the bad argument, its value): the cases first reported
     ("shuffle_lib.core.pld.product_pmfs", "k", 10 ** 20),                              # was an endless loop
     ("shuffle_lib.mechanisms.mixnet.bitflip.q_needed", "tol", 0.0),                    # endless loop
     ("shuffle_lib.mechanisms.mixnet.bitflip.q_needed", "tol", -1.0),                   # endless loop

@@ -1,4 +1,4 @@
-"""Shuffled bit flipping and clear fake records (seed 004 Secs. 3-5; chapter 5).
+"""Shuffled bit flipping and clear fake records (Zhilyaev 2020 Secs. 3-5; chapter 5).
 
 Oracles: exact enumeration with Fractions, sympy generating functions and
 symbolic identities, the k-RR strong pair, exhaustive grids for the unproved claims.
@@ -504,7 +504,7 @@ def test_fake_flip_seed_q_suffices():
         assert lo[0] <= up[0] <= 1e-3, (d, q, lo, up)
 
 
-# ---- --m worst, one round, at any n (issue 14 item 2): blocks of m -------------------------
+# ---- --m worst, one round, at any n: blocks of m -------------------------
 
 
 def _exact_worst_eps(n, q, delta):
@@ -548,7 +548,7 @@ def test_block_bound_fewer_users_dominate(seed):
 
 
 def test_cli_worst_m_at_the_sizes_of_chapter_5():
-    """Issue 14 'done when': epsilon bitflip --m worst at n = 1e4 and 1e6, one round: relative width
+    """epsilon bitflip --m worst at n = 1e4 and 1e6, one round: relative width
     <= 1 %, the lower end at least the exact eps of the pair m = 0, route 'blocks'."""
     from shuffle_lib import cli
     from shuffle_lib.core.pld import epsilon_exact

@@ -1,4 +1,4 @@
-"""Tests for shuffle_lib.bounds.closed_forms: the Table II comparison bounds of seed 002."""
+"""Tests for shuffle_lib.bounds.closed_forms: the Table II comparison bounds of Biswas et al. 2023."""
 
 import itertools
 import math

@@ -1,4 +1,4 @@
-"""Issue 17's edge cases of the grid accountant as named regression tests, against exact oracles.
+"""Edge cases of the grid accountant as named regression tests, against exact oracles.
 
 Every input here is a double, i.e. a dyadic rational, so where delta is a pure +inf mass (every
 finite composed loss below eps) the oracle is exact in ``fractions.Fraction``: the composed +inf
@@ -6,7 +6,7 @@ mass of K rounds is T^K - F^K, T the total and F the finite P-mass of one round.
 atoms count, the oracle is a sandwich computed without the accountant: the losses rounded up
 (down) onto a grid of step 1e-3, composed by direct (non-FFT) convolution of non-negative
 numbers, whose rounding is relative, bound the exact delta above (below) by monotonicity of
-(1 - e^{eps - s})_+ in s (seed 000 Thm 5).
+(1 - e^{eps - s})_+ in s (Koskela et al. 2021 Thm 5).
 """
 
 import math
@@ -40,7 +40,7 @@ def brackets(p, q, K, verb, target):
 
 @pytest.mark.parametrize("x", [1e-13, 3e-16, 1e-17])
 def test_tiny_inf_mass_composed_twice_delta(x):
-    """p = [1-x, x], q = [1, 0], K = 2, eps = 1: delta is the +inf mass 2x - x^2 (issue 17: relative
+    """p = [1-x, x], q = [1, 0], K = 2, eps = 1: delta is the +inf mass 2x - x^2 (regression: relative
     error 3e-4 at 1e-13, 11 % at 3e-16, and [0, 0] at 1e-17 where the exact value is 2e-17)."""
     p, q = x_pair(x)
     br, pq, qp = brackets(p, q, 2, "delta", 1.0)
@@ -52,7 +52,7 @@ def test_tiny_inf_mass_composed_twice_delta(x):
 
 @pytest.mark.parametrize("x", [1e-13, 3e-16, 1e-17])
 def test_tiny_inf_mass_no_finite_eps_below_it(x):
-    """delta below the composed +inf mass: no finite eps (issue 17: a finite eps came back)."""
+    """delta below the composed +inf mass: no finite eps (regression: a finite eps came back)."""
     p, q = x_pair(x)
     exact = exact_inf_mass(sl.pld_from_pmfs(p, q), 2)
     br = brackets(p, q, 2, "epsilon", float(exact) / 2)[0]
@@ -61,7 +61,7 @@ def test_tiny_inf_mass_no_finite_eps_below_it(x):
 
 def test_dyadic_pair_exact_in_rationals():
     """p = [1/4, 3/4 - 2^-30, 2^-30], q = [1/4, 3/4, 0], K = 2, eps = 1: delta = 2^-29 - 2^-60
-    exactly (issue 17: both ends 2^-29, relative error 4.7e-10)."""
+    exactly (regression: both ends 2^-29, relative error 4.7e-10)."""
     a = 2.0 ** -30
     p, q = [0.25, 0.75 - a, a], [0.25, 0.75, 0.0]
     assert Fraction(sum(Fraction(x) for x in p)) == 1
@@ -82,7 +82,7 @@ def krr_model():
 
 def test_krr_strong_two_rounds_delta_is_the_inf_mass(krr_model):
     """delta krr-strong n=225 gamma=0.5 k=4, eps=11.823, K=2: every finite composed loss is below
-    eps, so delta is the exact +inf mass (issue 17: lower end 1.02363e-13 above the exact
+    eps, so delta is the exact +inf mass (regression: lower end 1.02363e-13 above the exact
     1.022831e-13)."""
     pld, qp = krr_model.upper[0].plds()
     assert qp is pld and 2 * float(pld.losses[-1]) < 11.823
@@ -113,7 +113,7 @@ def _three_round_delta(pld, eps):
 
 def test_krr_strong_three_rounds_eps_is_finite(krr_model):
     """epsilon krr-strong n=225 gamma=0.5 k=4, K=3, delta=1.5348e-13: delta(inf) = 1.53425e-13 is
-    below the target, so eps is finite (issue 17: eps_lower = inf).  Each end is checked against
+    below the target, so eps is finite (regression: eps_lower = inf).  Each end is checked against
     the exact delta of three rounds (the bracket, 4e-4 wide, is narrower than the 3e-3 a binned
     sandwich of step 1e-3 resolves)."""
     target = 1.5348e-13
@@ -129,7 +129,7 @@ def test_krr_strong_three_rounds_eps_is_finite(krr_model):
 
 
 def test_many_rounds_of_an_inf_mass_pair_answer_without_a_grid():
-    """custom pair with +inf mass at K = 1000 (issue 17: grew to 7-14 GB): delta(inf) of the
+    """custom pair with +inf mass at K = 1000 (regression: grew to 7-14 GB): delta(inf) of the
     composition, computed exactly, already answers eps = inf and delta in [~1, 1]."""
     p, q = [0.5, 0.3, 0.2], [0.6, 0.4, 0.0]
     pq, qp = sl.pld_from_pmfs(p, q), sl.pld_from_pmfs(q, p)
@@ -139,7 +139,7 @@ def test_many_rounds_of_an_inf_mass_pair_answer_without_a_grid():
 
 
 def test_full_support_pair_at_a_million_rounds_is_refused_above_the_memory_limit(monkeypatch):
-    """K = 1e6 of a full-support pair (issue 17: returned [0, 278647]): under a small limit the grid
+    """K = 1e6 of a full-support pair (regression: returned [0, 278647]): under a small limit the grid
     is refused before it is allocated, with what it would need.  Three outcomes: a two-outcome
     pair is composed exactly as a binomial instead (tests/test_two_atom.py)."""
     from shuffle_lib.core import grid
@@ -151,7 +151,7 @@ def test_full_support_pair_at_a_million_rounds_is_refused_above_the_memory_limit
 
 @pytest.mark.parametrize("accuracy", [4e-4, 1e-4])
 def test_custom_pair_meets_its_accuracy(accuracy):
-    """A 3-outcome pair at K = 10 (issue 14 item 4: half-width 1.2e-3 at accuracy 2e-4): the eps
+    """A 3-outcome pair at K = 10 (regression: half-width 1.2e-3 at accuracy 2e-4): the eps
     bracket's half-width is within the accuracy asked, and contains the exact eps."""
     import exact_oracle as oracle
     p, q = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]
@@ -164,7 +164,7 @@ def test_custom_pair_meets_its_accuracy(accuracy):
 # --- The adversarial suite: hypothesis strategies aimed at the edges, against an exact oracle --------
 #
 # The oracle is exact for the doubles given: delta_{P/Q}(eps) = sum over the K-fold outcomes of
-# max(P(c) - e^eps Q(c), 0) (seed 000 Thm 5, the hockey stick on the product pair), enumerated over
+# max(P(c) - e^eps Q(c), 0) (Koskela et al. 2021 Thm 5, the hockey stick on the product pair), enumerated over
 # count vectors c (a multinomial) in mpmath at 90 digits, where every product of K <= 4 doubles and
 # its multinomial coefficient is exact and only e^eps is rounded (at 1e-90).  Its cases run in the
 # default profile (CI budget); ``pytest --hypothesis-profile=deep`` (tests/conftest.py) runs each
@@ -198,7 +198,7 @@ def oracle_delta(p, q, K, eps):
 def mass_offset(p, q, K):
     """(1 + g)^K - 1 with g = max(|sum p - 1|, |sum q - 1|), exactly, plus 1e-80 for the oracle's
     own rounding: the given doubles sum to 1 only within an ulp when a mass is tiny, and a bracket
-    is certified for the probability pairs within that distance (seed 000 Thm 5 is stated for
+    is certified for the probability pairs within that distance (Koskela et al. 2021 Thm 5 is stated for
     distributions); K rounds of a measure of mass 1 + g have mass (1 + g)^K.  (K g alone missed the
     g^2 term: q = [0.125 + 2^-55, 0, 0.875], K = 2 has delta(0) = 2g + g^2, found by the deep run.)"""
     gap = max(abs(sum(map(Fraction, p)) - 1), abs(sum(map(Fraction, q)) - 1))
@@ -282,7 +282,7 @@ def test_adversarial_custom_epsilon_brackets_the_exact_value(pair, K, target):
        st.integers(1, 4), st.data())
 def test_adversarial_rr_at_its_ties(eps0, K, data):
     """Randomised response through the CLI's route, eps at j eps0 (the composed losses, exact ties:
-    issue 17's 'delta rr --eps0 0.3 --eps 0.3' gave [3.2e-17, 3.2e-17], exact 0), beside them, or anywhere.
+    the regression 'delta rr --eps0 0.3 --eps 0.3' gave [3.2e-17, 3.2e-17], exact 0), beside them, or anywhere.
     Oracle: the exact binomial sum of rr_delta_exact's form, in mpmath from eps0 itself."""
     j = data.draw(st.integers(0, K))  # j = K: the top tie, answered by fourier._near_top_delta
     eps = max(0.0, j * eps0 * (1 + data.draw(st.sampled_from([0.0, 1e-15, -1e-15, 1e-10, -1e-10]))))

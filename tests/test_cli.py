@@ -1,4 +1,4 @@
-"""The CLI contract of issue 2: JSON shape, brackets around exact values, clean errors."""
+"""The CLI contract: JSON shape, brackets around exact values, clean errors."""
 
 import json
 

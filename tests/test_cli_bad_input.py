@@ -1,4 +1,4 @@
-"""Issue 17 item 5: the command line refuses bad input cleanly, for every declared mechanism and option.
+"""The command line refuses bad input cleanly, for every declared mechanism and option.
 
 The options are enumerated from the registry and the parser, never hand-listed: for every
 mechanism, every declared option (and the run options ``--compositions``, ``--accuracy``, the
@@ -241,7 +241,7 @@ def test_help_states_the_file_size_and_order_limits():
 
 
 def test_strings_and_booleans_in_pmfs_are_refused(tmp_path):
-    """issue 17: {"p": ["0.5", 0.5], ...} was accepted."""
+    """Regression: {"p": ["0.5", 0.5], ...} was accepted."""
     f = tmp_path / "s.json"
     f.write_text('{"p": ["0.5", 0.5], "q": [0.5, 0.5]}')
     status, _, err, _ = run_main(["delta", "custom", "--pmfs", str(f), "--eps", "1"])
@@ -249,14 +249,14 @@ def test_strings_and_booleans_in_pmfs_are_refused(tmp_path):
 
 
 def test_subsampled_errors_name_subset():
-    """issue 17: '--subset' was reported as 'm'."""
+    """Regression: '--subset' was reported as 'm'."""
     status, _, err, _ = run_main(["delta", "ldp-shuffle-subsampled", "--n", "20", "--eps0", "1", "--subset", "50",
                                   "--eps", "1"])
     assert status == 2 and "--subset" in err and not re.search(r"(?<![\w-])m(?![\w-])", err), err
 
 
 def test_rdp_errors_name_order_and_its_cap():
-    """issue 17: '--order' was reported as 'lam', with a 1e4 cap --help did not state."""
+    """Regression: '--order' was reported as 'lam', with a 1e4 cap --help did not state."""
     status, _, err, _ = run_main(["rdp", "ldp-shuffle", "--n", "100", "--eps0", "1", "--order", "1e5"])
     assert status == 2 and "--order" in err and "lam" not in err and f"{LAM_MAX():g}" in err, err
 
@@ -267,7 +267,7 @@ def test_rdp_errors_name_order_and_its_cap():
      "--compositions", "2"],
 ])
 def test_subsampled_math_domain_error_is_gone(argv):
-    """issue 17: both failed with 'math domain error' (a log of a zero-mass top atom)."""
+    """Regression: both failed with 'math domain error' (a log of a zero-mass top atom)."""
     status, out, err, caught = run_main(argv + ["--json"])
     assert status == 0 and err == "" and not caught, err
     for r in json.loads(out)["results"]:
@@ -284,7 +284,7 @@ def example_commands():
 
 @pytest.mark.parametrize("cmd", list(example_commands()), ids=lambda c: c[0])
 def test_examples_run_without_warnings(cmd):
-    """issue 17: RuntimeWarnings reached stderr on successful runs.  Every verb on every
+    """Regression: RuntimeWarnings reached stderr on successful runs.  Every verb on every
     mechanism's example, in process (warnings recorded) under the suite's filterwarnings=error."""
     for verb, tail in (("delta", ["--eps", "0", "1", "3"]), ("epsilon", ["--delta", "1e-3", "1e-9"]),
                        ("delta", ["--eps", "1", "--compositions", "3"]), ("rdp", ["--order", "2", "30"])):

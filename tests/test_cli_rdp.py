@@ -1,4 +1,4 @@
-"""The ``rdp`` verb of the CLI (issue 6, item 8) against closed forms and direct sums."""
+"""The ``rdp`` verb of the CLI against closed forms and direct sums."""
 
 import json
 import math

@@ -128,7 +128,7 @@ def test_cli_top_atom_pld_is_certified():
 
 
 def test_term_counts_ordering():
-    """Seed 000 Sec. 5.2 (one level) keeps O(n sqrt(n log 1/tau)) atoms, seed 001 Lemma 6 (two levels)
+    """Koskela et al. 2021 Sec. 5.2 (one level) keeps O(n sqrt(n log 1/tau)) atoms, Koskela et al. 2022 Lemma 6 (two levels)
     O(n) -- and the exact quantile ranges fewer still."""
     for n in (10 ** 3, 10 ** 4):
         c = clone_pld.term_counts(n, 4.0, 1e-12)
@@ -156,7 +156,7 @@ def test_validation():
 
 
 def _koskela_exact(n, eps0):
-    """60-digit (P, Q) of every atom (s, a) of the koskela pair (seed 000 eq. 5.1, Lemma B.3)."""
+    """60-digit (P, Q) of every atom (s, a) of the koskela pair (Koskela et al. 2021 eq. 5.1, Lemma B.3)."""
     import mpmath as mp
     mp.mp.dps = 60
     p, q = mp.e ** (-mp.mpf(eps0)), 1 / (1 + mp.e ** (-mp.mpf(eps0)))
@@ -173,7 +173,7 @@ def _koskela_exact(n, eps0):
 
 
 def test_koskela_atom_masses_against_mpmath_at_eps0_8():
-    """Issue 17: 1 - w cancelled where the odds are tiny (3e-8 relative at n = 60, eps0 = 8); now every
+    """1 - w cancelled where the odds are tiny (3e-8 relative at n = 60, eps0 = 8); now every
     atom is within 1e-13 of a 60-digit computation, and the one-round bracket holds the exact delta."""
     import mpmath as mp
 
@@ -194,7 +194,7 @@ def test_koskela_atom_masses_against_mpmath_at_eps0_8():
 
 
 def test_heterogeneous_rounds_never_count_the_truncated_tail_in_the_lower_end():
-    """Exact route (issue 17): the upper PLD is the lower one plus the truncated mass as one atom at
+    """Exact route: the upper PLD is the lower one plus the truncated mass as one atom at
     the top loss; the lower PLD (what the grid-free lower caps read) has no such atom.  And the
     brackets of rounds [(30, 1, 1), (40, 2, 1)] up to the largest composed loss hold the exact delta."""
     from shuffle_lib.mechanisms.clones.compose import _round_plds

@@ -19,7 +19,7 @@ from shuffle_lib.mechanisms.clones.pld import clone_pmfs
 PAIRS = ["fmt21", "stronger", "koskela"]
 
 
-# ---------- independent oracle: the pair built from its definition (seed 000 eq. 5.1-5.2) ----------
+# ---------- independent oracle: the pair built from its definition (Koskela et al. 2021 eq. 5.1-5.2) ----------
 
 def brute_pair(n, eps0, pair):
     """dict (a, b) -> (P, Q) by summing over C, A, Delta as written in the papers."""
@@ -82,7 +82,7 @@ def test_delta_inf_closed_form_vs_direct_sum(pair):
 
 
 def test_delta_inf_seed_formula_symbolic():
-    """Seed 000: delta(inf) = (1/2)^(n-1) e^{-(n-2) eps0}/(e^eps0+1) equals q (p/2)^(n-1)."""
+    """Koskela et al. 2021: delta(inf) = (1/2)^(n-1) e^{-(n-2) eps0}/(e^eps0+1) equals q (p/2)^(n-1)."""
     n, eps0 = sp.symbols("n varepsilon_0", positive=True)
     q = sp.exp(eps0) / (sp.exp(eps0) + 1)
     seed = sp.Rational(1, 2) ** (n - 1) * sp.exp(-(n - 2) * eps0) / (sp.exp(eps0) + 1)
@@ -228,7 +228,7 @@ def test_koskela_pair_at_n1_is_not_ldp():
     fmt21 atom a = 1 (loss log(q/(1-q)) = eps0): its term q - e^eps0 (1-q) is 0 only within the
     rounding, and bracket_at's certified margin for it is 1e-12 (P + e^eps0 Q) = 2e-12 q, on top
     of the rounded term itself (a few ulps of P + e^eps0 Q = 2q: < 4e-15).  The tie-safe threshold
-    of issue 17; the former bound 1e-25 held only because the rounded threshold skipped the atom."""
+    first reported; the former bound 1e-25 held only because the rounded threshold skipped the atom."""
     for eps0 in (0.5, 2.0):
         q = math.exp(eps0) / (1 + math.exp(eps0))
         assert clones.delta_inf(1, eps0, "koskela") == pytest.approx(q)
@@ -240,7 +240,7 @@ def test_decomposition_classes():
     e = math.exp(e0)
     rr = np.array([[e, 1], [1, e]]) / (e + 1)
     krr = (np.ones((4, 4)) + (e - 1) * np.eye(4)) / (e + 3)
-    odd = np.array([[e, e, 1, 1], [e, 1, e, 1], [1, 1, e, e]]) / (2 * e + 2)   # rows sum to 1 (issue 17)
+    odd = np.array([[e, e, 1, 1], [e, 1, e, 1], [1, 1, e, e]]) / (2 * e + 2)   # rows sum to 1
     for R in (rr, krr, odd):
         assert clones.decomposition_holds(R, e0, "fmt21")
     assert clones.decomposition_holds(rr, e0, "stronger") and clones.decomposition_holds(krr, e0, "stronger")

@@ -112,7 +112,7 @@ def test_randomised_response_matches_binomial_sum():
 
 @pytest.mark.parametrize("K, rtol", [(10, 0.01), (100, 0.01)])
 def test_default_width_at_small_delta(K, rtol):
-    """Issue 2's default: relative width <= 1 % for delta >= 1e-10 at K <= 100."""
+    """The default: relative width <= 1 % for delta >= 1e-10 at K <= 100."""
     eps0 = 0.3
     P, Q = sl.rr_pmfs(eps0)
     e_hi = sl.epsilon_bracket(*both(P, Q, K), [1e-10])[0].upper
@@ -220,7 +220,7 @@ def test_bad_components_and_targets():
 
 
 def test_one_round_brackets_hold_at_ties_of_the_loss():
-    """Issue 17: a target eps that ties with an atom's loss up to rounding.  Exact values from
+    """A target eps that ties with an atom's loss up to rounding.  Exact values from
     mpmath at 50 digits, not from the library."""
     import mpmath as mp
     mp.mp.dps = 50
@@ -275,7 +275,7 @@ def test_power_and_squaring_agree_and_both_certify():
 
 
 def test_memory_guard_refuses_before_allocating(monkeypatch):
-    """A composition whose grid would exceed MEMORY_LIMIT is refused with the size it needs (issue 17)."""
+    """A composition whose grid would exceed MEMORY_LIMIT is refused with the size it needs."""
     monkeypatch.setattr(grid, "MEMORY_LIMIT", 1e6)
     monkeypatch.setattr(grid, "resident_bytes", lambda: 0.0)   # the grid's own estimate alone
     p, q = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]

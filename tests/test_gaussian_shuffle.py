@@ -1,4 +1,4 @@
-"""The shuffled Gaussian mechanism by Monte Carlo (issue 8, item 5): intervals against exact values."""
+"""The shuffled Gaussian mechanism by Monte Carlo: intervals against exact values."""
 
 import math
 

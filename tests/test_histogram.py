@@ -1,4 +1,4 @@
-"""Tests for shuffle_lib.mechanisms.histogram: seed 002 (Biswas et al.) eq. 3-6, 11-15, and the exact deltas.
+"""Tests for shuffle_lib.mechanisms.histogram: Biswas et al. 2023, eq. 3-6, 11-15, and the exact deltas.
 
 Oracles: sympy (exact rational arithmetic with e^eps0 = 3), exhaustive enumeration of
 every user's report for tiny n, and the independent direct-convolution route.
@@ -116,7 +116,7 @@ def test_v_s_bounds():
         assert np.all(np.diff(vs) > 0)   # monotone likelihood ratio in s
 
 
-# Seed 002, Table IV (typed in as a quotation of the paper): n = 100, n_x0 = 80, k = 10.
+# Biswas et al. 2023, Table IV (typed in as a quotation of the paper): n = 100, n_x0 = 80, k = 10.
 TABLE_IV_EPS = [0.1, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
 TABLE_IV = {  # (eps0, k, n, n_x0) -> row
     (1.0, 10, 100, 80): [2.08e-20, 3.42e-43, 0, 0, 0, 0, 0],
@@ -142,7 +142,7 @@ def test_table_iv_is_reproduced_by_the_printed_v_s(key):
 
 
 def test_table_ii_n100_is_reproduced_with_k10_nx80():
-    paper = np.array([1.18e-14, 1.26e-28, 2.69e-43, 1.39e-57, 9.46e-73])   # seed 002 Table II
+    paper = np.array([1.18e-14, 1.26e-28, 2.69e-43, 1.39e-57, 9.46e-73])   # Biswas et al. 2023 Table II
     ours = h.delta_hat([0.01, 0.1, 0.2, 0.3, 0.4], 100, 80, 0.49, 10, v_form="printed")
     assert np.all(np.abs(ours / paper - 1) < 0.01)
 

@@ -1,4 +1,4 @@
-"""Export to dp_accounting (issue 8, item 2): composing there and here agree within both brackets."""
+"""Export to dp_accounting: composing there and here agree within both brackets."""
 
 import numpy as np
 import pytest

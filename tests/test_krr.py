@@ -1,4 +1,4 @@
-"""Tests of shuffle_lib.mechanisms.krr (issue 3): oracles are sympy, brute-force enumeration of the
+"""Tests of shuffle_lib.mechanisms.krr: oracles are sympy, brute-force enumeration of the
 protocol (shuffle_lib.mechanisms.krr.checks, rational arithmetic), scipy closed forms and the
 independent dp_accounting PLD implementation."""
 
@@ -368,7 +368,7 @@ def _dp_accounting_delta(pl, n_c, eps, h, pessimistic):
 @pytest.mark.parametrize("mech", ["krr-strong", "krr-weak"])
 @pytest.mark.parametrize("n_c", [1, 10, 100])
 def test_cli_done_when(mech, n_c, capsys):
-    """Issue 3 'done when': n=1000, gamma=0.25, k=4, eps in {0.5,1,1.5,2}: brackets <= 1 % wide,
+    """n=1000, gamma=0.25, k=4, eps in {0.5,1,1.5,2}: brackets <= 1 % wide,
     containing the value of an independent computation (exact for one round; for more,
     Google dp_accounting's pessimistic/optimistic estimates).  The CLI's ``main`` is run
     in-process (same code path as ``python -m shuffle_lib``, which the next test spawns) so
@@ -404,7 +404,7 @@ def test_cli_epsilon_and_errors(cli_json):
     assert bad.returncode == 2 and "n must be" in bad.stderr and bad.stderr.count("\n") == 1
 
 
-# ---- one round at any n, streamed (issue 14 item 2) -----------------------------------------
+# ---- one round at any n, streamed -----------------------------------------
 
 
 from shuffle_lib.mechanisms.krr import stream  # noqa: E402
@@ -466,7 +466,7 @@ def test_streamed_weak_agrees_with_the_lattice_pair():
 
 @pytest.mark.parametrize("view, n", [("weak", 10 ** 4), ("weak", 10 ** 5), ("strong", 10 ** 6)])
 def test_cli_single_round_at_research_sizes(view, n):
-    """Issue 14 'done when': one round of krr-weak at n = 1e4, 1e5 and krr-strong at 1e6 through the
+    """One round of krr-weak at n = 1e4, 1e5 and krr-strong at 1e6 through the
     CLI: route 'streamed', eps(1e-6) bracket of relative width <= 1 %, certified by its own ends
     (delta's lower end >= 1e-6 at eps_lower, its upper end <= 1e-6 at eps_upper)."""
     from shuffle_lib import cli

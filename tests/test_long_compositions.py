@@ -1,4 +1,4 @@
-"""A full-support pair composed a million times (issue 17 item 3): bounded, certified, checked.
+"""A full-support pair composed a million times: bounded, certified, checked.
 
 The composed loss of a binary pair is a binomial lattice, L_k = k a + (K - k) b, so its exact
 delta is a one-dimensional sum over k (scipy's binomial log-PMF and ``math.fsum``; no shuffle_lib).
@@ -17,7 +17,7 @@ P, Q = [0.5, 0.5], [0.4, 0.6]
 
 
 def exact_delta(p, q, K, eps):
-    """max over both directions of sum_k Binom(K, x0)(k) (1 - e^{eps - L_k})_+ (seed 000 Thm 5)."""
+    """max over both directions of sum_k Binom(K, x0)(k) (1 - e^{eps - L_k})_+ (Koskela et al. 2021 Thm 5)."""
     out = []
     for x, y in ((p, q), (q, p)):
         a, b = math.log(x[0] / y[0]), math.log(x[1] / y[1])

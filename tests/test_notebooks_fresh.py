@@ -35,7 +35,7 @@ def test_copy_is_fresh_and_executed(md):
 
 def test_chapters_hold_no_control_characters():
     """A control character in TeX changes what renders: a TAB where '\\t' of '\\tfrac' was meant
-    printed 'frac1k' in chapter 5 (issue 16)."""
+    printed 'frac1k' in chapter 5."""
     bad = [(md.name, i + 1) for md in sorted(pathlib.Path(OUT.parent.parent, "chapters").glob("*.md"))
            for i, line in enumerate(md.read_text().splitlines())
            if any(ord(ch) < 32 for ch in line)]

@@ -1,4 +1,4 @@
-"""Packaging (issue 15, item 5): the wheel a user installs, its console script, and a light
+"""Packaging: the wheel a user installs, its console script, and a light
 ``import shuffle_lib`` whose lazy names all still work.
 
 The install into a clean virtual environment (numpy and scipy from PyPI) takes minutes: it is marked

@@ -23,7 +23,7 @@ def pairs(draw, m_max=6):
 
 
 def sup_over_events(p, q, eps):
-    """Definition 1 of seed 000: the largest P(E) - e^eps Q(E) over all events E."""
+    """Definition 1 of Koskela et al. 2021: the largest P(E) - e^eps Q(E) over all events E."""
     m = len(p)
     best = 0.0
     for r in range(m + 1):
@@ -59,7 +59,7 @@ def test_tail_is_strictly_looser_for_rr():
 @SETTINGS
 @given(pairs(), st.floats(0, 3))
 def test_pointwise_indistinguishability_implies_dp(pq, eps):
-    """Seed 004 Prop. 2.1 (Kasiviswanathan & Smith): if P_x[P(s)/Q(s) <= e^eps] >= 1 - delta then
+    """Zhilyaev 2020 Prop. 2.1 (Kasiviswanathan & Smith): if P_x[P(s)/Q(s) <= e^eps] >= 1 - delta then
     (eps, delta)-DP.  The smallest such delta is P_P[L > eps]; it bounds the tight delta from above,
     and so does the two-sided form P_P[|L| > eps]."""
     p, q = pq

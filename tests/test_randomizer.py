@@ -1,4 +1,4 @@
-"""Any finite randomiser, shuffled (shuffle_lib.mechanisms.randomizer, issue 18).
+"""Any finite randomiser, shuffled (shuffle_lib.mechanisms.randomizer).
 
 * the brackets against the exact oracle (tests/randomizer_oracle.py: every dataset, every pair)
   on 500 random matrices with zeros, one and two rounds;
@@ -175,7 +175,7 @@ def test_family_brackets_contain_small_exact_cases(family, kw, matrix):
 @pytest.mark.parametrize("k", [3, 4, 10])
 @pytest.mark.parametrize("n", [1000, 10000])
 def test_krr_upper_below_strong_adversary_and_bracket_within_two(k, n):
-    """Issue 18: the k-RR upper end <= the strong adversary's exact delta; upper/lower <= 2."""
+    """The k-RR upper end <= the strong adversary's exact delta; upper/lower <= 2."""
     e0, eps = 1.0, 0.05 if n == 10000 else 0.15
     gamma = krr.gamma_from_eps0(e0, k)
     br = rz.delta_bracket(n, eps, family="krr", k=k, eps0=e0)[0]
@@ -198,7 +198,7 @@ def test_binary_rr_contains_bitflip_exact_worst_case(n, e0):
                                        ("olh", dict(d=100)), ("blh", dict(d=100)), ("hr", dict(d=100))])
 @pytest.mark.parametrize("e0", [1.0, 3.0])
 def test_families_beat_generic_clones(family, kw, e0):
-    """Every family's upper end <= the FMT21 clones bound at the same eps0 (issue 18)."""
+    """Every family's upper end <= the FMT21 clones bound at the same eps0."""
     n, delta = 10000, 1e-6
     ours = rz.epsilon_bracket(n, delta, family=family, eps0=e0, **kw)[0]
     generic = clones.epsilon_bracket(n, e0, delta)[0]

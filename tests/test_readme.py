@@ -1,4 +1,4 @@
-"""The README's examples run as written (issue 16 item 7).
+"""The README's examples run as written.
 
 Every command of the README's ``bash`` blocks except the set-up ones (``pip install``, ``make``) is
 run from the repository's root, and every ``python`` block is run in a fresh interpreter: each must

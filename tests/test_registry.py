@@ -1,4 +1,4 @@
-"""One contract over every registered mechanism (issue 13): the CLI answers all four verbs from the
+"""One contract over every registered mechanism: the CLI answers all four verbs from the
 declaration, agrees with the library's evaluation of the same build, calibrates only declared privacy
 settings, and refuses what it cannot do with one clear line."""
 
@@ -117,7 +117,7 @@ def test_refusals_are_one_clear_line(args, needle):
 
 
 def test_histogram_calibrates_n_above_n_x0():
-    """The global range used to start below n_x0 (issue 13); the declared range starts at n_x0 + 1."""
+    """The global range used to start below n_x0; the declared range starts at n_x0 + 1."""
     _, out = cli.run_calibrate(["histogram-krr", "--n-x0", "5", "--k", "4", "--eps0", "1", "--eps", "1",
                                 "--delta", "1e-2", "--solve", "n"])
     assert out["value"] > 5 and out["achieved"]["delta_upper"] <= 1e-2

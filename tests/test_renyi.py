@@ -109,7 +109,7 @@ def test_cor2_below_a_real_mechanism():
 
 
 def test_chen_pair_is_degenerate_at_log2():
-    """Delta ~ Bern(e^-eps0) (seed 003 Thm 1): at eps0 = log 2, P = Q, yet shuffled RR leaks."""
+    """Delta ~ Bern(e^-eps0) (Chen et al. 2024 Thm 1): at eps0 = log 2, P = Q, yet shuffled RR leaks."""
     p, q = clone_renyi.chen_pmfs(12, math.log(2))
     assert math.fsum(p) == pytest.approx(1.0, abs=1e-12)
     assert np.max(np.abs(p - q)) <= 1e-15
@@ -202,7 +202,7 @@ def test_infinite_and_validation():
 
 
 def test_girgis_leading_term_of_eq5():
-    """Seed 003 after eq. (6): eq. (5) without its Chernoff term ~ 2 lam^2 E (E-1)^2 / ((lam-1)(n-1)), not lam."""
+    """Chen et al. 2024 after eq. (6): eq. (5) without its Chernoff term ~ 2 lam^2 E (E-1)^2 / ((lam-1)(n-1)), not lam."""
     E, lam, n = sp.symbols("E lambda n", positive=True)
     lead = (lam ** 2 * (E - 1) ** 2 / ((n - 1) / (2 * E))) / (lam - 1)
     assert sp.simplify(lead / (2 / (n - 1) * lam / (lam - 1) * E * (E - 1) ** 2) - lam) == 0

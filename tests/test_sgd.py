@@ -1,4 +1,4 @@
-"""shuffle_lib.analyses.sgd: seed 003 Algorithm 1 (shuffled noisy SGD with Laplace noise) and its budget."""
+"""shuffle_lib.analyses.sgd: Chen et al. 2024 Algorithm 1 (shuffled noisy SGD with Laplace noise) and its budget."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Trade-off functions: seed 003 Lemmas A.1, A.3, A.4 and Proposition 2, each against an independent oracle.
+"""Trade-off functions: Chen et al. 2024 Lemmas A.1, A.3, A.4 and Proposition 2, each against an independent oracle.
 
 * A.3 (Neyman-Pearson): the likelihood-ratio curve lies below every one of the 2^m
   deterministic tests of a small pair, and its breakpoints are attained by some test.
