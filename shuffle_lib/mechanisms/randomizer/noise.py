@@ -485,7 +485,14 @@ def view_sums(
     v.instance("nz", nz, Noise)
     n = v.integer("n", n, lo=1, hi=MAX_N)
     levels = v.integer("levels", levels, lo=2, hi=10**6)
-    p0, p1 = _view_laws(nz, levels)
+    return _lattice_view(*_view_laws(nz, levels), n)
+
+
+def _lattice_view(
+    p0: np.ndarray, p1: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, float, float, float, float]:
+    """The laws of a lattice view sum_i phi(y_i) (phi's laws p0, p1 under inputs 0 and 1, on
+    0, 1, 2, ...) under (0, ..., 0) and (1, 0, ..., 0), as :func:`view_sums` returns them."""
     best = None
     for mp in (0, VIEW_WINDOW * p0.size):
         a, first, l1a, top, exact = sum_on_window(p0, 0, n, min_points=mp)
@@ -505,6 +512,17 @@ def view_sums(
     return best
 
 
+def _view_hockey(sums: tuple, eps: float) -> float:
+    """The larger direction's hockey stick of the two laws of :func:`_lattice_view`, lowered by
+    their l1 round-off bounds and the aliased mass: a certified lower value."""
+    a, b, l1a, l1b, out_a, out_b = sums
+    e = math.exp(eps)
+    alias = out_a + out_b
+    d10 = float(np.sum(np.maximum(b - e * a, 0.0))) - l1b - e * l1a - alias
+    d01 = float(np.sum(np.maximum(a - e * b, 0.0))) - l1a - e * l1b - e * alias
+    return max(0.0, d10, d01) * (1 - 1e-12)
+
+
 def view_delta(
     noise: str | Noise, n: int, eps: float, scale: float | None = None, levels: int = VIEW_LEVELS
 ) -> float:
@@ -518,12 +536,7 @@ def view_delta(
     n = v.integer("n", n, lo=1, hi=MAX_N)
     eps = v.real("eps", eps, 0.0, 700.0)
     levels = v.integer("levels", levels, lo=2, hi=10**6)
-    a, b, l1a, l1b, out_a, out_b = view_sums(nz, n, levels)
-    e = math.exp(eps)
-    alias = out_a + out_b
-    d10 = float(np.sum(np.maximum(b - e * a, 0.0))) - l1b - e * l1a - alias
-    d01 = float(np.sum(np.maximum(a - e * b, 0.0))) - l1a - e * l1b - e * alias
-    return max(0.0, d10, d01) * (1 - 1e-12)
+    return _view_hockey(view_sums(nz, n, levels), eps)
 
 
 # ---- two views that need no FFT: the count above a threshold, the Gaussian sum ----
