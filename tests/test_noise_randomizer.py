@@ -346,8 +346,9 @@ def test_accountant_composes_the_noise_event_with_a_gaussian_event():
 
 
 def test_worst_pair_on_a_grid_is_zero_one():
-    """Evidence, not proof: over the ordered pairs of {0, 1/2, 1} the blanket estimate is largest at
-    (0, 1) / (1, 0), and at (0, 1) it agrees with the certified upper end to 0.2 % (two methods)."""
+    """The lemma at finite n (tests/test_noise_pairs.py checks its inequality): over the ordered
+    pairs of {0, 1/2, 1} the blanket estimate is largest at (0, 1) / (1, 0), and at (0, 1) it
+    agrees with the certified upper end to 0.2 % (two methods)."""
     from shuffle_lib.mechanisms.randomizer import noise_pairs as P
 
     n, eps = 20, 0.4

@@ -19,7 +19,12 @@ For the pair (x_0, x_1) = (0, 1) and a symmetric noise with non-decreasing local
 L(y) = log f(y - 1) - log f(y) (a log-concave f), V = gamma (e^{max(L, 0)} - e^{eps + max(-L, 0)})
 is non-decreasing in y, and int_A V dnu = gamma (P_1(A) - e^eps P_0(A)) for every set A: the law of
 W, with its partial first moments, is read off the noise's cdf at the thresholds
-y_s = sup{y : V(y) <= s}.  The two directions are mirror images (y -> 1 - y).
+y_s = sup{y : V(y) <= s}.  The two directions are mirror images (y -> 1 - y).  No other pair
+gives a larger bound: (1) depends on the pair only through the law of W and is monotone in its
+convex order, and for a symmetric log-concave noise the law of W at (0, 1) dominates every
+pair's in that order, int (r_b - e^eps r_a - s nu)_+ <= int (r_1 - e^eps r_0 - s nu)_+ for all s
+(chapter 07, lemma lem-gauss-pair).  The others' data do not enter (1) at all, so the upper end
+covers every pair of neighbouring datasets.
 
 **Error budget of the upper end** (each item on a known side):
 
