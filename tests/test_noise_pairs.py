@@ -76,7 +76,33 @@ def test_the_inequality_can_fail_without_log_concavity():
     assert val > ref + 0.4
 
 
+class _Wavy(stats.rv_continuous):
+    """e^{-|y|} (1 + 0.3 cos 2 pi y), normalised: symmetric, its shift-1 loss -|y-1| + |y| is
+    non-decreasing (the wave cancels), but log f is not concave."""
+
+    W = 2 * math.pi
+    NORM = 2.0 + 0.6 / (1.0 + W**2)
+
+    def _pdf(self, y):
+        return np.exp(-np.abs(y)) * (1.0 + 0.3 * np.cos(self.W * y)) / self.NORM
+
+    def _cdf(self, y):
+        t = -np.abs(y)  # int_{-inf}^t e^u (1 + 0.3 cos wu) du, in closed form
+        w = self.W
+        low = np.exp(t) * (1 + 0.3 * (np.cos(w * t) + w * np.sin(w * t)) / (1 + w**2))
+        low = low / self.NORM
+        return np.where(y <= 0, low, 1.0 - low)
+
+    def _stats(self):
+        var = (4.0 + 0.6 * (2.0 / (1.0 - 1j * self.W) ** 3).real) / self.NORM
+        return 0.0, var, None, None
+
+
 def test_noise_rejects_a_density_the_lemma_does_not_cover():
-    """The library's Noise takes only what the lemma covers (symmetric, monotone local loss)."""
+    """The library's Noise takes only what the lemma covers: symmetric and log-concave, checked
+    beyond the shift-1 loss (a wavy density passes that and fails concavity)."""
     with pytest.raises(ValueError, match="log-concave"):
         N.Noise(stats.t(2), "t2")
+    with pytest.raises(ValueError, match="log-concave"):
+        N.Noise(_Wavy(name="wavy")(), "wavy")
+    N.Noise(stats.logistic(0, 0.5), "logistic")  # log-concave: accepted

@@ -126,6 +126,11 @@ class Noise:
                 "noise must have a non-decreasing local loss log f(y-1) - log f(y) "
                 "(a log-concave density)."
             )
+        lf = d.logpdf(y)
+        lf = lf[np.isfinite(lf)]
+        # every shift's loss monotone (the worst-pair lemma): log f concave on the grid
+        if np.any(lf[:-2] - 2 * lf[1:-1] + lf[2:] > 1e-9 * (1 + np.abs(lf[1:-1]))):
+            raise ValueError("noise must have a log-concave density (log f concave).")
 
     @property
     def gamma(self) -> float:
