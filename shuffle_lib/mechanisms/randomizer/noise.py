@@ -522,6 +522,32 @@ def _lattice_view(
     return best
 
 
+def lattice_view_delta(p0: Any, p1: Any, n: int, eps: float) -> float:
+    """A certified lower value of the exact delta(eps) of the lattice view sum_i phi(y_i) of the
+    datasets (0, ..., 0) and (1, 0, ..., 0), both directions, for phi's laws ``p0``, ``p1``
+    under inputs 0 and 1 (on 0, 1, 2, ...): the two n-fold laws by one FFT window
+    (:func:`sum_on_window`), lowered by their l1 round-off bounds and the aliased mass (a
+    Chernoff bound).  The laws' sums are cached (the eps searches call it with one pair).
+
+    Raises: ValueError naming a bad argument (p0, p1: non-negative finite vectors of one length).
+    """
+    a = np.asarray(p0, dtype=float)
+    b = np.asarray(p1, dtype=float)
+    for name, x in (("p0", a), ("p1", b)):
+        if x.ndim != 1 or x.size < 1 or not np.all(np.isfinite(x)) or np.any(x < 0):
+            raise ValueError(f"{name} must be a vector of non-negative probabilities.")
+    if a.size != b.size:
+        raise ValueError(f"p1 must have p0's length {a.size}, got {b.size}.")
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    eps = v.real("eps", eps, 0.0, 700.0)
+    return _view_hockey(_lattice_view_cached(a.tobytes(), b.tobytes(), n), eps)
+
+
+@functools.lru_cache(maxsize=8)
+def _lattice_view_cached(a: bytes, b: bytes, n: int) -> tuple:
+    return _lattice_view(np.frombuffer(a), np.frombuffer(b), n)
+
+
 def _view_hockey(sums: tuple, eps: float) -> float:
     """The larger direction's hockey stick of the two laws of :func:`_lattice_view`, lowered by
     their l1 round-off bounds and the aliased mass: a certified lower value."""

@@ -225,24 +225,26 @@ def _view_laws(M: np.ndarray, levels: int = N.VIEW_LEVELS
             int(np.bincount(phi).max()))
 
 
-def _view(M: np.ndarray, n: int) -> tuple[tuple, float, float]:
+def _view(M: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, float, float]:
     """The lattice view sum_i phi(o_i) (:func:`_view_laws`) of the datasets (0, ..., 0) and
-    (1, 0, ..., 0): (its laws as :func:`~shuffle_lib.mechanisms.randomizer.noise.view_sums`
-    returns them, (1 - r)^n, s), eq. (2)'s factor and shift for one round, with r covering
-    the pmf values' error and the summation of at most m of them into one value of phi
-    (relative error <= m u each)."""
+    (1, 0, ..., 0): (phi's laws, (1 - r)^n, s), eq. (2)'s factor and shift for one round, with
+    r covering the pmf values' error and the summation of at most m of them into one value of
+    phi (relative error <= m u each)."""
     p0, p1, m = _view_laws(M)
     r = 2 * (PMF_RTOL + m * N.ULP) * (1 + 1e-3) + 1e-15
     shift = n * (math.log1p(r) - math.log1p(-r)) * (1 + 1e-9)
-    return N._lattice_view(p0, p1, n), math.exp(n * math.log1p(-r)), shift
+    return p0, p1, math.exp(n * math.log1p(-r)), shift
 
 
-def _view_lower(view: tuple[tuple, float, float], eps: float) -> float:
+def _view_lower(view: tuple[np.ndarray, np.ndarray, float, float], n: int, eps: float) -> float:
     """A certified lower end of the true shuffled delta(eps), one round: the lattice view's
     (:func:`_view`) hockey stick at eps + s, both directions, lowered by its FFT round-off and
-    aliasing bounds, times (1 - r)^n (eq. (2))."""
-    sums, lo_f, shift = view
-    return lo_f * N._view_hockey(sums, eps + shift)
+    aliasing bounds (:func:`~shuffle_lib.mechanisms.randomizer.noise.lattice_view_delta`),
+    times (1 - r)^n (eq. (2))."""
+    p0, p1, lo_f, shift = view
+    if eps + shift > 700.0:  # beyond the hockey stick's range: 0 is a lower end
+        return 0.0
+    return lo_f * N.lattice_view_delta(p0, p1, n, eps + shift)
 
 
 def _moved(n: int, K: int) -> tuple[float, float, float]:
@@ -273,7 +275,7 @@ def delta_bracket(
         low = R.delta_bracket(n, [float(e) + shift], K, matrix=M)[0].lower * lo_f
         if K == 1:
             view = view if view is not None else _view(M, n)
-            low = max(low, _view_lower(view, float(e)))
+            low = max(low, _view_lower(view, n, float(e)))
         eu = float(e) - shift  # below 0: delta~(eu) <= delta~(0) + (1 - e^eu) <= delta~(0) - eu
         up = min(1.0, up_f * (_upper(M, n, K, max(0.0, eu)) + max(0.0, -eu)) + tail)
         out.append(Bracket(min(low, up), up))
@@ -297,7 +299,7 @@ def epsilon_bracket(
         lo = max(0.0, lo - shift)
         if K == 1:
             view = view if view is not None else _view(M, n)
-            lo = max(lo, N.eps_search(functools.partial(_view_lower, view), d,
+            lo = max(lo, N.eps_search(functools.partial(_view_lower, view, n), d,
                                       want_above=True, floor=lo))
         du = (d - tail) / up_f
         if du <= 0:
