@@ -19,7 +19,12 @@ For the pair (x_0, x_1) = (0, 1) and a symmetric noise with non-decreasing local
 L(y) = log f(y - 1) - log f(y) (a log-concave f), V = gamma (e^{max(L, 0)} - e^{eps + max(-L, 0)})
 is non-decreasing in y, and int_A V dnu = gamma (P_1(A) - e^eps P_0(A)) for every set A: the law of
 W, with its partial first moments, is read off the noise's cdf at the thresholds
-y_s = sup{y : V(y) <= s}.  The two directions are mirror images (y -> 1 - y).
+y_s = sup{y : V(y) <= s}.  The two directions are mirror images (y -> 1 - y).  No other pair
+gives a larger bound: (1) depends on the pair only through the law of W and is monotone in its
+convex order, and for a symmetric log-concave noise the law of W at (0, 1) dominates every
+pair's in that order, int (r_b - e^eps r_a - s nu)_+ <= int (r_1 - e^eps r_0 - s nu)_+ for all s
+(chapter 07, lemma lem-gauss-pair).  The others' data do not enter (1) at all, so the upper end
+covers every pair of neighbouring datasets.
 
 **Error budget of the upper end** (each item on a known side):
 
@@ -121,6 +126,11 @@ class Noise:
                 "noise must have a non-decreasing local loss log f(y-1) - log f(y) "
                 "(a log-concave density)."
             )
+        lf = d.logpdf(y)
+        lf = lf[np.isfinite(lf)]
+        # every shift's loss monotone (the worst-pair lemma): log f concave on the grid
+        if np.any(lf[:-2] - 2 * lf[1:-1] + lf[2:] > 1e-9 * (1 + np.abs(lf[1:-1]))):
+            raise ValueError("noise must have a log-concave density (log f concave).")
 
     @property
     def gamma(self) -> float:
@@ -485,7 +495,14 @@ def view_sums(
     v.instance("nz", nz, Noise)
     n = v.integer("n", n, lo=1, hi=MAX_N)
     levels = v.integer("levels", levels, lo=2, hi=10**6)
-    p0, p1 = _view_laws(nz, levels)
+    return _lattice_view(*_view_laws(nz, levels), n)
+
+
+def _lattice_view(
+    p0: np.ndarray, p1: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, float, float, float, float]:
+    """The laws of a lattice view sum_i phi(y_i) (phi's laws p0, p1 under inputs 0 and 1, on
+    0, 1, 2, ...) under (0, ..., 0) and (1, 0, ..., 0), as :func:`view_sums` returns them."""
     best = None
     for mp in (0, VIEW_WINDOW * p0.size):
         a, first, l1a, top, exact = sum_on_window(p0, 0, n, min_points=mp)
@@ -505,6 +522,43 @@ def view_sums(
     return best
 
 
+def lattice_view_delta(p0: Any, p1: Any, n: int, eps: float) -> float:
+    """A certified lower value of the exact delta(eps) of the lattice view sum_i phi(y_i) of the
+    datasets (0, ..., 0) and (1, 0, ..., 0), both directions, for phi's laws ``p0``, ``p1``
+    under inputs 0 and 1 (on 0, 1, 2, ...): the two n-fold laws by one FFT window
+    (:func:`sum_on_window`), lowered by their l1 round-off bounds and the aliased mass (a
+    Chernoff bound).  The laws' sums are cached (the eps searches call it with one pair).
+
+    Raises: ValueError naming a bad argument (p0, p1: non-negative finite vectors of one length).
+    """
+    a = np.asarray(p0, dtype=float)
+    b = np.asarray(p1, dtype=float)
+    for name, x in (("p0", a), ("p1", b)):
+        if x.ndim != 1 or x.size < 1 or not np.all(np.isfinite(x)) or np.any(x < 0):
+            raise ValueError(f"{name} must be a vector of non-negative probabilities.")
+    if a.size != b.size:
+        raise ValueError(f"p1 must have p0's length {a.size}, got {b.size}.")
+    n = v.integer("n", n, lo=1, hi=MAX_N)
+    eps = v.real("eps", eps, 0.0, 700.0)
+    return _view_hockey(_lattice_view_cached(a.tobytes(), b.tobytes(), n), eps)
+
+
+@functools.lru_cache(maxsize=8)
+def _lattice_view_cached(a: bytes, b: bytes, n: int) -> tuple:
+    return _lattice_view(np.frombuffer(a), np.frombuffer(b), n)
+
+
+def _view_hockey(sums: tuple, eps: float) -> float:
+    """The larger direction's hockey stick of the two laws of :func:`_lattice_view`, lowered by
+    their l1 round-off bounds and the aliased mass: a certified lower value."""
+    a, b, l1a, l1b, out_a, out_b = sums
+    e = math.exp(eps)
+    alias = out_a + out_b
+    d10 = float(np.sum(np.maximum(b - e * a, 0.0))) - l1b - e * l1a - alias
+    d01 = float(np.sum(np.maximum(a - e * b, 0.0))) - l1a - e * l1b - e * alias
+    return max(0.0, d10, d01) * (1 - 1e-12)
+
+
 def view_delta(
     noise: str | Noise, n: int, eps: float, scale: float | None = None, levels: int = VIEW_LEVELS
 ) -> float:
@@ -518,12 +572,7 @@ def view_delta(
     n = v.integer("n", n, lo=1, hi=MAX_N)
     eps = v.real("eps", eps, 0.0, 700.0)
     levels = v.integer("levels", levels, lo=2, hi=10**6)
-    a, b, l1a, l1b, out_a, out_b = view_sums(nz, n, levels)
-    e = math.exp(eps)
-    alias = out_a + out_b
-    d10 = float(np.sum(np.maximum(b - e * a, 0.0))) - l1b - e * l1a - alias
-    d01 = float(np.sum(np.maximum(a - e * b, 0.0))) - l1a - e * l1b - e * alias
-    return max(0.0, d10, d01) * (1 - 1e-12)
+    return _view_hockey(view_sums(nz, n, levels), eps)
 
 
 # ---- two views that need no FFT: the count above a threshold, the Gaussian sum ----

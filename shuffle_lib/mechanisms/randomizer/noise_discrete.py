@@ -29,6 +29,14 @@ sum's window, round-off and tail are :func:`~shuffle_lib.mechanisms.randomizer.n
 positive_part_mean`'s.  The finite route's count pair discards the within-cell likelihood ratio
 and is loose when it is unbounded (the discrete Gaussian); the blanket sum keeps it.
 
+**The lower end** (one round) is the larger of the finite route's and the exact delta of the
+continuous route's lattice view (:func:`~shuffle_lib.mechanisms.randomizer.noise.view_delta`)
+of the lumped randomiser: T = sum_i phi(o_i), phi = floor(rho / h') capped, rho = M_1 / M_0 the
+local likelihood ratio, on the datasets (0, ..., 0) and (1, 0, ..., 0).  With everyone else at
+0 the full view's likelihood ratio is (1/n) sum_i rho(o_i), so T is nearly sufficient; the
+finite route's count view drops the ratio within each cell, which for the discrete Gaussian
+(rho unbounded) loses most of it.
+
 **Error budget.**  The matrix handed to the routes is computed: each pmf (and tail) value is
 taken to carry a relative error <= ``PMF_RTOL`` (the finite route's assumption about scipy), so
 after normalising each true entry lies within a factor 1 -+ r of the computed one, r =
@@ -44,6 +52,7 @@ to the upper end; the blanket sum caps W at T, charging the differing user's mas
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -192,6 +201,52 @@ def _lattice_mean(V: np.ndarray, w: np.ndarray, n: int, h: float) -> float:
     return N.positive_part_mean(p / max(1.0, float(p.sum())), k0, n, h)
 
 
+def _view_laws(M: np.ndarray, levels: int = N.VIEW_LEVELS
+               ) -> tuple[np.ndarray, np.ndarray, int]:
+    """(p_0, p_1, m): the laws under inputs 0 and 1 of phi(o) = min(floor(rho(o) / h'), K) on
+    the lumped outputs, rho = M_1 / M_0 the local likelihood ratio (+inf where M_0 = 0), h' =
+    ``VIEW_STEP`` sqrt(chi^2(M_1 || M_0)) and K h' at most the M_1-quantile 1 - 1e-12 of rho
+    (K <= ``levels``), as the continuous route's lattice view; m the most outputs one value of
+    phi collects.  Any phi is a post-processing: these choices only decide how tight the lower
+    end is."""
+    pos = M[0] > 0
+    rho = np.full(M.shape[1], np.inf)
+    rho[pos] = M[1][pos] / M[0][pos]
+    chi2 = max(float(np.sum(M[1][pos] ** 2 / M[0][pos])) - 1.0, 1e-30)
+    order = np.argsort(rho)[::-1]
+    above = np.cumsum(M[1][order])                 # M_1 mass of the largest ratios
+    top = float(rho[order[min(int(np.searchsorted(above, 1e-12)), rho.size - 1)]])
+    top = top if math.isfinite(top) else float(np.max(rho[pos]))
+    hp = max(N.VIEW_STEP * math.sqrt(chi2), top / levels, 1e-300)
+    K = max(1, min(levels, math.ceil(top / hp)))
+    phi = np.minimum(np.floor(np.minimum(rho, 2.0 * K * hp) / hp), K).astype(np.int64)
+    return (np.bincount(phi, weights=M[0], minlength=K + 1),
+            np.bincount(phi, weights=M[1], minlength=K + 1),
+            int(np.bincount(phi).max()))
+
+
+def _view(M: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """The lattice view sum_i phi(o_i) (:func:`_view_laws`) of the datasets (0, ..., 0) and
+    (1, 0, ..., 0): (phi's laws, (1 - r)^n, s), eq. (2)'s factor and shift for one round, with
+    r covering the pmf values' error and the summation of at most m of them into one value of
+    phi (relative error <= m u each)."""
+    p0, p1, m = _view_laws(M)
+    r = 2 * (PMF_RTOL + m * N.ULP) * (1 + 1e-3) + 1e-15
+    shift = n * (math.log1p(r) - math.log1p(-r)) * (1 + 1e-9)
+    return p0, p1, math.exp(n * math.log1p(-r)), shift
+
+
+def _view_lower(view: tuple[np.ndarray, np.ndarray, float, float], n: int, eps: float) -> float:
+    """A certified lower end of the true shuffled delta(eps), one round: the lattice view's
+    (:func:`_view`) hockey stick at eps + s, both directions, lowered by its FFT round-off and
+    aliasing bounds (:func:`~shuffle_lib.mechanisms.randomizer.noise.lattice_view_delta`),
+    times (1 - r)^n (eq. (2))."""
+    p0, p1, lo_f, shift = view
+    if eps + shift > 700.0:  # beyond the hockey stick's range: 0 is a lower end
+        return 0.0
+    return lo_f * N.lattice_view_delta(p0, p1, n, eps + shift)
+
+
 def _moved(n: int, K: int) -> tuple[float, float, float]:
     """(1 + r)^{Kn}, (1 - r)^{Kn} and the eps shift s of eq. (2)."""
     r, m = 2 * PMF_RTOL * (1 + 1e-3) + 1e-15, K * n  # (1 + t)/(1 - t) - 1 for t = PMF_RTOL
@@ -215,9 +270,12 @@ def delta_bracket(
     eps = v.reals("eps", eps, lo=0.0)
     K = int(compositions)
     up_f, lo_f, shift = _moved(n, K)
-    out = []
+    out, view = [], None
     for e in eps:
         low = R.delta_bracket(n, [float(e) + shift], K, matrix=M)[0].lower * lo_f
+        if K == 1:
+            view = view if view is not None else _view(M, n)
+            low = max(low, _view_lower(view, n, float(e)))
         eu = float(e) - shift  # below 0: delta~(eu) <= delta~(0) + (1 - e^eu) <= delta~(0) - eu
         up = min(1.0, up_f * (_upper(M, n, K, max(0.0, eu)) + max(0.0, -eu)) + tail)
         out.append(Bracket(min(low, up), up))
@@ -234,11 +292,15 @@ def epsilon_bracket(
     delta = v.reals("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     K = int(compositions)
     up_f, lo_f, shift = _moved(n, K)
-    out = []
+    out, view = [], None
     for d in delta:
         dl = d / lo_f
         lo = R.epsilon_bracket(n, [dl], K, matrix=M)[0].lower if dl < 1 else 0.0
         lo = max(0.0, lo - shift)
+        if K == 1:
+            view = view if view is not None else _view(M, n)
+            lo = max(lo, N.eps_search(functools.partial(_view_lower, view, n), d,
+                                      want_above=True, floor=lo))
         du = (d - tail) / up_f
         if du <= 0:
             hi = math.inf

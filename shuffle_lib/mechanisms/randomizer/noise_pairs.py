@@ -1,16 +1,18 @@
 """Which differing pair is worst for the blanket bound: an estimate for any pair (x_0, x_1).
 
 The certified upper end (:mod:`~shuffle_lib.mechanisms.randomizer.noise`) takes the differing
-user's pair to be (0, 1).  The blanket decomposition holds for every pair (Balle, Bell, Gascon &
-Nissim 2019, Sec. 3): with nu(y) = min(f(y), f(y - 1)) (the blanket is the same for every pair,
-the infimum over all inputs in [0, 1]) and gamma = int nu,
+user's pair to be (0, 1), the worst pair for every symmetric log-concave noise (chapter 07,
+lemma lem-gauss-pair: the law of W below is largest in convex order at (0, 1)).  The blanket
+decomposition holds for every pair (Balle, Bell, Gascon & Nissim 2019, Sec. 3): with
+nu(y) = min(f(y), f(y - 1)) (the blanket is the same for every pair, the infimum over all
+inputs in [0, 1]) and gamma = int nu,
 
     delta_blanket(x_0, x_1; eps) = E[(W_1 + ... + W_n)_+] / (n gamma),
     W = B V(Y),  V = gamma (r_{x_1} - e^eps r_{x_0}) / nu,  B ~ Bern(gamma),  Y ~ nu / gamma,
 
 r_x the density of x + Z.  This module *estimates* it for any pair (a midpoint rule in y, mean-
 preserving rounding of W onto a lattice, one FFT; no error bound), so that the pairs of a grid
-can be compared with one method: numerical evidence for the choice (0, 1), not a proof.
+can be compared with one method: a check of the lemma at finite n.
 """
 
 from __future__ import annotations
