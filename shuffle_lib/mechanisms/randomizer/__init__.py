@@ -38,6 +38,7 @@ from shuffle_lib.mechanisms.clones.pairs import (
     loss_threshold,
     prepare,
 )
+from shuffle_lib.mechanisms.randomizer import unary
 from shuffle_lib.mechanisms.randomizer.decompose import (
     FAMILIES,
     MAX_ENTRIES,
@@ -59,6 +60,7 @@ from shuffle_lib.mechanisms.randomizer.noise_compose import noise_model
 EXACT_2D_MAX = 1_000_000   # an asymmetric view is enumerated on (#T0, #T1) up to this many atoms
 SCALE_RANGE = (1e-2, 1e3)   # the noise scales calibrate searches (--solve scale)
 VIEW_TAIL = 1e-30          # binomial tails a 1-d view leaves out (only lowers the lower end)
+UNARY_PLD_ATOMS = 4 * 10 ** 7   # the unary split pair's PLD atoms before the grid
 
 
 # ---- the upper end: the three-category pair of a decomposition ----
@@ -458,12 +460,32 @@ def randomizer_model(
         def cap(e: float) -> float:
             return 0.0 if e >= cap_eps else (1.0 if R is None else matrix_delta(R, e))
 
-        return Model(tuple(_upper_method(x, n, cap, cap_eps) for x in decs),
-                     tuple(_view_method(w, n) for w in views), info=info)
+        ups = tuple(_upper_method(x, n, cap, cap_eps) for x in decs)
+        if family in unary.UNARY:
+            pair = unary.unary_pair(family, e0, n)
+            info["route"] = ("single round: the least of the blanket pair and the unary "
+                             "encoding's split pair (upper), exact view (lower)")
+            ups = tuple(u.capped(lambda e: unary.delta(pair, e)[1],
+                                 lambda d: unary.upper_epsilon(pair, d)) for u in ups)
+        return Model(ups, tuple(_view_method(w, n) for w in views), info=info)
     info["route"] = "Fourier accountant: three-category pair (upper), views (lower)"
-    ups = [_composed_pair(u, u, K) for u in (upper_pld(x, n, K, accuracy) for x in decs)]
+    ups = [_composed_pair(u, u, K) for u in (_round_upper_pld(family, e0, x, n, K, accuracy)
+                                             for x in decs)]
     lows = [_composed_pair(a, b, K) for w in views for a, b in view_plds(w, n, K, accuracy)]
     return Model(tuple(ups), tuple(lows), info=info)
+
+
+def _round_upper_pld(family: str, eps0: float, dec: Decomposition, n: int, compositions: int,
+                     accuracy: float) -> PLD:
+    """One round's dominating PLD: the decomposition's (:func:`upper_pld`), or for a unary
+    encoding the split pair's (:func:`.unary.upper_pld`) when its one-round eps at delta = 1e-6
+    is the smaller and its atoms fit (UNARY_PLD_ATOMS); both dominate the round."""
+    if family in unary.UNARY:
+        pair = unary.unary_pair(family, eps0, n)
+        old = _upper_epsilon_one(_best_option(dec, n), n, 1e-6)
+        if unary.pld_atoms(pair) <= UNARY_PLD_ATOMS and unary.upper_epsilon(pair, 1e-6) < old:
+            return unary.upper_pld(pair, compositions, accuracy)
+    return upper_pld(dec, n, compositions, accuracy)
 
 
 def _upper_method(dec: Decomposition, n: int, cap: Callable[[float], float],
