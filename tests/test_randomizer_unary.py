@@ -155,3 +155,23 @@ def test_oue_deployment_case_is_narrower():
 def test_bad_parameters_are_refused(kw, msg):
     with pytest.raises(ValueError, match=msg):
         unary.unary_pair(**kw)
+
+
+@pytest.mark.parametrize("family,e0", [("oue", 1.0), ("oue", 3.0), ("sue", 2.0), ("sue", 5.0)])
+def test_lower_view_is_below_its_datasets_exact_delta(family, e0):
+    """The binned view of the dataset (x, y*, ..., y*) against the oracle's exact delta of that
+    dataset (d = 3, y* the third input): never above it (a post-processing), and within 5 % of it
+    (few distinct S values at n <= 5, so the 400 bins merge little: a check that the view is the
+    dataset's and not a weaker one)."""
+    from shuffle_lib.core.pld import hockey_stick, pld_from_pmfs
+    R = (sue if family == "sue" else oue)(3, e0)
+    for n in range(2, 6):
+        P, Q = unary.dataset_view(family, e0, n)
+        plds = (pld_from_pmfs(P, Q), pld_from_pmfs(Q, P))
+        rest = [R[2]] * (n - 1)
+        laws = [histogram_law([R[x]] + rest, R.shape[1]) for x in (0, 1)]
+        for eps in (0.0, 0.3, 0.6 * e0):
+            exact = max(hockey(laws[0], laws[1], eps), hockey(laws[1], laws[0], eps))
+            got = max(hockey_stick(pl, eps) for pl in plds)
+            assert got <= exact * (1 + SLACK) + 1e-15, (n, eps)
+            assert got >= 0.95 * exact, (n, eps, got, exact)

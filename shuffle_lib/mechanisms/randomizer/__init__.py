@@ -61,6 +61,7 @@ EXACT_2D_MAX = 1_000_000   # an asymmetric view is enumerated on (#T0, #T1) up t
 SCALE_RANGE = (1e-2, 1e3)   # the noise scales calibrate searches (--solve scale)
 VIEW_TAIL = 1e-30          # binomial tails a 1-d view leaves out (only lowers the lower end)
 UNARY_PLD_ATOMS = 4 * 10 ** 7   # the unary split pair's PLD atoms before the grid
+UNARY_VIEW_ATOMS = 5 * 10 ** 7  # the unary lower view's atoms (binned onto 600^2 cells)
 
 
 # ---- the upper end: the three-category pair of a decomposition ----
@@ -350,8 +351,12 @@ def view_epsilon(view: View, n: int, delta: float) -> float:
     v.instance("view", view, View)
     if view.symmetric and 2 * view.r0 < 1:
         return epsilon_bracket_single(n, 0.0, delta, _view_pair(view)).lower
-    plds = _view_plds_exact(view, n)
+    return plds_epsilon(_view_plds_exact(view, n), delta)
 
+
+def plds_epsilon(plds: Sequence[PLD], delta: float) -> float:
+    """An eps whose certified lower delta (:func:`certified_lower`, the max over ``plds``, exact
+    PLDs of dominated pairs) is still > delta (bisection), 0 if there is none."""
     def f(e):
         return max(certified_lower(pl, e) for pl in plds)
     if f(0.0) <= delta:
@@ -467,11 +472,15 @@ def randomizer_model(
                              "encoding's split pair (upper), exact view (lower)")
             ups = tuple(u.capped(lambda e: unary.delta(pair, e)[1],
                                  lambda d: unary.upper_epsilon(pair, d)) for u in ups)
-        return Model(ups, tuple(_view_method(w, n) for w in views), info=info)
-    info["route"] = "Fourier accountant: three-category pair (upper), views (lower)"
+        one = tuple(_view_method(w, n) for w in views) + tuple(
+            _plds_method(pl) for pl in _unary_view_plds(family, e0, n))
+        return Model(ups, one, info=info)
+    info["route"] = ("Fourier accountant: three-category pair or, for a unary encoding, the "
+                     "smaller split pair (upper), views (lower)")
     ups = [_composed_pair(u, u, K) for u in (_round_upper_pld(family, e0, x, n, K, accuracy)
                                              for x in decs)]
     lows = [_composed_pair(a, b, K) for w in views for a, b in view_plds(w, n, K, accuracy)]
+    lows += [_composed_pair(*pl, K) for pl in _unary_view_plds(family, e0, n)]
     return Model(tuple(ups), tuple(lows), info=info)
 
 
@@ -495,6 +504,23 @@ def _upper_method(dec: Decomposition, n: int, cap: Callable[[float], float],
     return Method(lambda eps: [Bracket(0.0, upper_delta(dec, n, e)) for e in eps],
                   lambda delta: [Bracket(0.0, upper_epsilon(dec, n, d)) for d in delta]
                   ).capped(cap, lambda d: cap_eps)
+
+
+def _unary_view_plds(family: str, eps0: float, n: int) -> list[tuple[PLD, PLD]]:
+    """For a unary encoding, the exact PLDs (both directions) of the lower view of the dataset
+    with all others at one third value (:func:`.unary.dataset_view`), when its atoms fit
+    (UNARY_VIEW_ATOMS); else none."""
+    if family not in unary.UNARY or unary.view_atoms(family, eps0, n) > UNARY_VIEW_ATOMS:
+        return []
+    P, Q = unary.dataset_view(family, eps0, n)
+    return [(pld_from_pmfs(P, Q), pld_from_pmfs(Q, P))]
+
+
+def _plds_method(plds: tuple[PLD, PLD]) -> Method:
+    """One round's lower end from the exact PLDs of a view (upper ends left at 1 and inf)."""
+    return Method(lambda eps: [Bracket(max(certified_lower(p, e) for p in plds), 1.0)
+                               for e in eps],
+                  lambda delta: [Bracket(plds_epsilon(plds, d), math.inf) for d in delta])
 
 
 def _view_method(view: View, n: int) -> Method:

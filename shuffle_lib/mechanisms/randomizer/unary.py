@@ -203,3 +203,67 @@ def upper_pld(pair: UnaryPair, compositions: int, accuracy: float) -> PLD:
     nz = probs > 0
     inf = out + 2 * math.exp(pair.eps0) * TAIL
     return pld_from_losses((np.nonzero(nz)[0] + k0) * h, probs[nz], min(1.0, inf))
+
+
+# ---- the lower end: one concrete dataset, the others all at a third value ----
+
+VIEW_TAIL = 1e-13   # reference mass each window of the lower view leaves out (lowers it only)
+VIEW_BINS = 400     # bins of S_0 and of S_1 (the view is the pair of bins: a post-processing)
+
+
+def _range(N: int, p: float) -> np.ndarray:
+    lo, hi = binom_window(int(N), p, VIEW_TAIL)
+    return np.arange(int(lo), int(hi) + 1)
+
+
+def _windows(family: str, eps0: float, n: int):
+    """(p0, p1, N values, their U windows' (lo, hi), their V windows' (lo, hi))."""
+    pair = unary_pair(family, eps0, n)
+    p0, p1 = pair.p0, (0.5 if family == "oue" else 1.0 - pair.p0)
+    Ns = _range(n, p1)
+    return p0, p1, Ns, binom_window(n - Ns, p0, VIEW_TAIL), binom_window(Ns, 1 - p0, VIEW_TAIL)
+
+
+def view_atoms(family: str, eps0: float, n: int) -> int:
+    """The atoms :func:`dataset_view` visits (sum over N of the two windows' product)."""
+    _, _, _, (ul, uh), (wl, wh) = _windows(family, eps0, n)
+    return int(np.sum((np.asarray(uh) - ul + 1) * (np.asarray(wh) - wl + 1)))
+
+
+@functools.lru_cache(maxsize=16)
+def dataset_view(family: str, eps0: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(P, Q): the laws under x0 and x1 of a post-processing of the shuffled output of the
+    dataset (x, y*, ..., y*), y* outside {x0, x1}, so their hockey sticks bound the encoding's
+    delta from below.
+
+    Relative to the others' law the differing user's report has density
+    e^(eps0 t_x), t_x = [b_x = 1, b* = 0] - [b_x = 0, b* = 1] (b* the report's bit y*), for SUE
+    and OUE alike, so the output's law under x is the law of n i.i.d. reports of y* times
+    S_x / n, S_x = n + (e^eps0 - 1) U_x - (1 - e^-eps0) V_x, with U_x (V_x) the reports with
+    b_x = 1 and b* = 0 (b_x = 0 and b* = 1): given the number N of reports with b* = 1,
+    U_0, U_1 ~ Bin(n - N, p0) and V_0, V_1 ~ Bin(N, 1 - p0), all independent.  The view is
+    (S_0, S_1) binned onto VIEW_BINS cells each; windows of VIEW_TAIL per binomial are left out
+    (the hockey stick of what is left is no larger)."""
+    p0, p1, Ns, (ul, uh), (wl, wh) = _windows(family, eps0, n)
+    e = math.exp(eps0)
+    pN = binom.pmf(Ns, n, p1)
+    laws = []
+    for i, N in enumerate(int(x) for x in Ns):
+        u, w = np.arange(ul[i], uh[i] + 1), np.arange(wl[i], wh[i] + 1)
+        X = ((e - 1) * u[:, None] - (1 - 1 / e) * w[None, :]).ravel()
+        px = binom.pmf(u, n - N, p0)[:, None] * binom.pmf(w, N, 1 - p0)[None, :]
+        laws.append((n + X, px.ravel()))
+    lo = min(float(S.min()) for S, _ in laws)
+    hi = max(float(S.max()) for S, _ in laws)
+    width = (hi - lo) / VIEW_BINS * (1 + 1e-12) or 1.0
+    m = np.zeros((len(laws), VIEW_BINS))
+    ms = np.zeros((len(laws), VIEW_BINS))
+    for i, (S, px) in enumerate(laws):
+        b = np.minimum(((S - lo) / width).astype(np.int64), VIEW_BINS - 1)
+        m[i] = np.bincount(b, weights=px, minlength=VIEW_BINS)
+        ms[i] = np.bincount(b, weights=px * S, minlength=VIEW_BINS)
+    # sum over N of P(N) (E[S_0 1{bin}] / n) x P(bin): the law under x0; Q with S on the other
+    P = (ms * (pN / n)[:, None]).T @ m
+    Q = P.T.copy()
+    keep = (P > 0) | (Q > 0)
+    return P[keep], Q[keep]
