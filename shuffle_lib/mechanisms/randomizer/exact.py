@@ -87,9 +87,9 @@ def dataset_delta(
     others = tuple(v.integer("others", y, lo=0, hi=k - 1) for y in others)
     n = v.integer("n", len(others) + 1, lo=1, hi=12)
     eps = v.real("eps", eps, lo=0.0)
-    cells = (n + 1) ** (m - 1) * m
+    cells = (n + 1) ** (m - 1)          # histograms: the length of each law
     if cells > MAX_CELLS:
-        raise ValueError(f"n={n} with {m} outputs needs about {cells:.2g} cells; the "
+        raise ValueError(f"n={n} with {m} outputs needs {cells:.2g} histograms; the "
                          f"enumeration allows {MAX_CELLS:.0e}.")
     P, Q = _laws(R, others)[:2]
     e = math.exp(eps)
