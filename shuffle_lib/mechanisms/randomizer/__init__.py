@@ -488,12 +488,14 @@ def _round_upper_pld(family: str, eps0: float, dec: Decomposition, n: int, compo
                      accuracy: float) -> PLD:
     """One round's dominating PLD: the decomposition's (:func:`upper_pld`), or for a unary
     encoding the split pair's (:func:`.unary.upper_pld`) when its one-round eps at delta = 1e-6
-    is the smaller and its atoms fit (UNARY_PLD_ATOMS); both dominate the round."""
+    is the smaller and its atoms fit (UNARY_PLD_ATOMS, :func:`.unary.pld_blocks`); both dominate
+    the round."""
     if family in unary.UNARY:
         pair = unary.unary_pair(family, eps0, n)
         old = _upper_epsilon_one(_best_option(dec, n), n, 1e-6)
-        if unary.pld_atoms(pair) <= UNARY_PLD_ATOMS and unary.upper_epsilon(pair, 1e-6) < old:
-            return unary.upper_pld(pair, compositions, accuracy)
+        blocks = unary.pld_blocks(pair, UNARY_PLD_ATOMS)
+        if blocks and unary.upper_epsilon(pair, 1e-6) < old:
+            return unary.upper_pld(pair, compositions, accuracy, blocks)
     return upper_pld(dec, n, compositions, accuracy)
 
 

@@ -72,7 +72,8 @@ from shuffle_lib.core.pld import PLD, pld_from_losses
 
 TAIL = 1e-30        # binomial mass left out of each window (added to the upper end)
 BLOCKS = 256        # blocks of M for one round's delta
-PLD_BLOCKS = 16     # blocks of M for a composed round's PLD
+PLD_BLOCKS = 64     # blocks of M for a composed round's PLD (at most)
+MIN_PLD_BLOCKS = 8  # fewer blocks: the composed route keeps the blanket pair
 SUM_RTOL = 1e-12    # relative rounding allowance of the sums (error budget, item 2)
 UNARY = ("sue", "oue")
 
@@ -171,19 +172,23 @@ def upper_epsilon(pair: UnaryPair, target: float) -> float:
                            lambda a, b: b - a <= 1e-10 * max(b, 1e-9))
 
 
-def pld_atoms(pair: UnaryPair) -> int:
-    """The atoms :func:`upper_pld` builds before its grid (blocks x window^2)."""
-    edges, _, _ = _blocks(pair, PLD_BLOCKS)
-    return sum(_laws(int(m), pair.p0)[0].size ** 2 for m in edges[:-1])
+def pld_blocks(pair: UnaryPair, max_atoms: float) -> int:
+    """The most blocks of M, up to PLD_BLOCKS, whose atoms (blocks x window^2, the largest
+    window) stay within ``max_atoms``; 0 when not even MIN_PLD_BLOCKS do."""
+    ms = _window(pair.n - 1, pair.lam) + 1
+    per = _laws(int(ms[-1]), pair.p0)[0].size ** 2
+    b = min(PLD_BLOCKS, int(max_atoms // per))
+    return b if b >= MIN_PLD_BLOCKS else 0
 
 
-def upper_pld(pair: UnaryPair, compositions: int, accuracy: float) -> PLD:
+def upper_pld(pair: UnaryPair, compositions: int, accuracy: float,
+              blocks: int = PLD_BLOCKS) -> PLD:
     """A PLD dominating one round (for composing): M revealed, each block's pair at its first M,
     the loss log(S_0 / S_1) rounded up onto the grid accuracy / (8 compositions); the windows'
     tails (module docstring, item 1) at +inf."""
     v.instance("pair", pair, UnaryPair)
     h = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True) / (8.0 * compositions)
-    edges, mass, out = _blocks(pair, PLD_BLOCKS)
+    edges, mass, out = _blocks(pair, v.integer("blocks", blocks, lo=1, hi=10 ** 6))
     c = math.expm1(pair.eps0)
     idx_all, w_all = [], []
     for m, w in zip(edges[:-1], mass):
