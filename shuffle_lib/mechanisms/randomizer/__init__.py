@@ -6,8 +6,8 @@ end the exact delta of a post-processed view of a concrete worst-case dataset, s
 says how far it can still be from the truth.  For the unary encodings (SUE, OUE) a second upper
 end, the split pair of :mod:`.unary`, and a second lower view (the dataset with all others at one
 third value) join them, the least upper end and the largest lower end taken.  One round: the
-clones pair's exact
-single-round method (:func:`shuffle_lib.mechanisms.clones.pairs.delta_bracket_single`); several
+clones pair's exact single-round method
+(:func:`shuffle_lib.mechanisms.clones.pairs.delta_bracket_single`); several
 rounds: the Fourier accountant on the pairs' PLDs (the upper PLD the full clone pair's, scaled
 by beta + 2s, with the rest of the mass at loss 0).
 """
