@@ -283,3 +283,25 @@ def test_library_enumeration_equals_the_oracle():
         assert exact_worst_delta(R, n, eps, K) == pytest.approx(worst_delta(R, n, eps, K), rel=1e-12, abs=1e-16)
     with pytest.raises(ValueError, match="cells"):
         exact_worst_delta(np.full((4, 6), 1 / 6), 12, 1.0)
+
+
+def test_dataset_delta_equals_the_oracle_and_bounds_the_worst_case_below():
+    """exact.dataset_delta (one neighbouring pair) against the oracle's histogram laws, and at
+    most the worst case."""
+    from randomizer_oracle import histogram_law, hockey
+
+    from shuffle_lib.mechanisms.randomizer.exact import dataset_delta, exact_worst_delta
+    rng = np.random.default_rng(5)
+    for _ in range(15):
+        k, m, n = int(rng.integers(2, 4)), int(rng.integers(2, 5)), int(rng.integers(1, 6))
+        R = rng.dirichlet(np.ones(m), size=k)
+        others = [int(y) for y in rng.integers(0, k, size=n - 1)]
+        eps = float(rng.uniform(0, 2))
+        rest = [R[y] for y in others]
+        laws = [histogram_law([R[x]] + rest, m) for x in (0, 1)]
+        want = max(hockey(laws[0], laws[1], eps), hockey(laws[1], laws[0], eps))
+        got = dataset_delta(R, others, eps)
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-16)
+        assert got <= exact_worst_delta(R, n, eps) * (1 + 1e-12) + 1e-16
+    with pytest.raises(ValueError, match="others"):
+        dataset_delta(np.full((2, 2), 0.5), [2], 1.0)

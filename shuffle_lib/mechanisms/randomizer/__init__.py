@@ -3,8 +3,11 @@
 Declares ``randomizer`` (``--matrix FILE`` or ``--family krr|sue|oue|olh|blh|hr``).  The upper
 end is the blanket decomposition's pair (:mod:`.decompose`, a theorem proved there), the lower
 end the exact delta of a post-processed view of a concrete worst-case dataset, so every answer
-says how far it can still be from the truth.  One round: the clones pair's exact
-single-round method (:func:`shuffle_lib.mechanisms.clones.pairs.delta_bracket_single`); several
+says how far it can still be from the truth.  For the unary encodings (SUE, OUE) a second upper
+end, the split pair of :mod:`.unary`, and a second lower view (the dataset with all others at one
+third value) join them, the least upper end and the largest lower end taken.  One round: the
+clones pair's exact single-round method
+(:func:`shuffle_lib.mechanisms.clones.pairs.delta_bracket_single`); several
 rounds: the Fourier accountant on the pairs' PLDs (the upper PLD the full clone pair's, scaled
 by beta + 2s, with the rest of the mass at loss 0).
 """
@@ -38,6 +41,7 @@ from shuffle_lib.mechanisms.clones.pairs import (
     loss_threshold,
     prepare,
 )
+from shuffle_lib.mechanisms.randomizer import unary
 from shuffle_lib.mechanisms.randomizer.decompose import (
     FAMILIES,
     MAX_ENTRIES,
@@ -59,6 +63,8 @@ from shuffle_lib.mechanisms.randomizer.noise_compose import noise_model
 EXACT_2D_MAX = 1_000_000   # an asymmetric view is enumerated on (#T0, #T1) up to this many atoms
 SCALE_RANGE = (1e-2, 1e3)   # the noise scales calibrate searches (--solve scale)
 VIEW_TAIL = 1e-30          # binomial tails a 1-d view leaves out (only lowers the lower end)
+UNARY_PLD_ATOMS = 4 * 10 ** 7   # the unary split pair's PLD atoms before the grid
+UNARY_VIEW_ATOMS = 5 * 10 ** 7  # the unary lower view's atoms (binned onto 600^2 cells)
 
 
 # ---- the upper end: the three-category pair of a decomposition ----
@@ -325,7 +331,8 @@ def certified_lower(pld: PLD, eps: float) -> float:
     the lower end, 0.062500000001 against the exact 0.0625000000009999999996)."""
     v.instance("pld", pld, PLD)
     j = int(np.searchsorted(pld.losses, eps - 1e-9, side="right"))
-    near = math.fsum(pld.probs[j:]) + pld.inf_mass
+    # an allowance only (times PMF_RTOL): a pairwise sum, off by < 1e-12 relative, rounded up
+    near = float(np.sum(pld.probs[j:])) * (1 + 1e-9) + pld.inf_mass
     # a cell below the normal range (2.2e-308) is off by up to ~1e-323 absolute, which e^eps
     # magnifies to 1e-19 at eps = 700: charged per atom (the Q side of each term)
     sub = pld.losses.size * 1e-323 * math.exp(min(eps, 709.0))
@@ -348,8 +355,12 @@ def view_epsilon(view: View, n: int, delta: float) -> float:
     v.instance("view", view, View)
     if view.symmetric and 2 * view.r0 < 1:
         return epsilon_bracket_single(n, 0.0, delta, _view_pair(view)).lower
-    plds = _view_plds_exact(view, n)
+    return plds_epsilon(_view_plds_exact(view, n), delta)
 
+
+def plds_epsilon(plds: Sequence[PLD], delta: float) -> float:
+    """An eps whose certified lower delta (:func:`certified_lower`, the max over ``plds``, exact
+    PLDs of dominated pairs) is still > delta (bisection), 0 if there is none."""
     def f(e):
         return max(certified_lower(pl, e) for pl in plds)
     if f(0.0) <= delta:
@@ -458,12 +469,38 @@ def randomizer_model(
         def cap(e: float) -> float:
             return 0.0 if e >= cap_eps else (1.0 if R is None else matrix_delta(R, e))
 
-        return Model(tuple(_upper_method(x, n, cap, cap_eps) for x in decs),
-                     tuple(_view_method(w, n) for w in views), info=info)
-    info["route"] = "Fourier accountant: three-category pair (upper), views (lower)"
-    ups = [_composed_pair(u, u, K) for u in (upper_pld(x, n, K, accuracy) for x in decs)]
+        ups = tuple(_upper_method(x, n, cap, cap_eps) for x in decs)
+        if family in unary.UNARY:
+            pair = unary.unary_pair(family, e0, n)
+            info["route"] = ("single round: the least of the blanket pair and the unary "
+                             "encoding's split pair (upper), exact view (lower)")
+            ups = tuple(u.capped(lambda e: unary.delta(pair, e)[1],
+                                 lambda d: unary.upper_epsilon(pair, d)) for u in ups)
+        one = tuple(_view_method(w, n) for w in views) + tuple(
+            _plds_method(pl) for pl in _unary_view_plds(family, e0, n))
+        return Model(ups, one, info=info)
+    info["route"] = ("Fourier accountant: three-category pair or, for a unary encoding, the "
+                     "smaller split pair (upper), views (lower)")
+    ups = [_composed_pair(u, u, K) for u in (_round_upper_pld(family, e0, x, n, K, accuracy)
+                                             for x in decs)]
     lows = [_composed_pair(a, b, K) for w in views for a, b in view_plds(w, n, K, accuracy)]
+    lows += [_composed_pair(*pl, K) for pl in _unary_view_plds(family, e0, n)]
     return Model(tuple(ups), tuple(lows), info=info)
+
+
+def _round_upper_pld(family: str, eps0: float, dec: Decomposition, n: int, compositions: int,
+                     accuracy: float) -> PLD:
+    """One round's dominating PLD: the decomposition's (:func:`upper_pld`), or for a unary
+    encoding the split pair's (:func:`.unary.upper_pld`) when its one-round eps at delta = 1e-6
+    is the smaller and its atoms fit (UNARY_PLD_ATOMS, :func:`.unary.pld_blocks`); both dominate
+    the round."""
+    if family in unary.UNARY:
+        pair = unary.unary_pair(family, eps0, n)
+        old = _upper_epsilon_one(_best_option(dec, n), n, 1e-6)
+        blocks = unary.pld_blocks(pair, UNARY_PLD_ATOMS)
+        if blocks and unary.upper_epsilon(pair, 1e-6) < old:
+            return unary.upper_pld(pair, compositions, accuracy, blocks)
+    return upper_pld(dec, n, compositions, accuracy)
 
 
 def _upper_method(dec: Decomposition, n: int, cap: Callable[[float], float],
@@ -473,6 +510,23 @@ def _upper_method(dec: Decomposition, n: int, cap: Callable[[float], float],
     return Method(lambda eps: [Bracket(0.0, upper_delta(dec, n, e)) for e in eps],
                   lambda delta: [Bracket(0.0, upper_epsilon(dec, n, d)) for d in delta]
                   ).capped(cap, lambda d: cap_eps)
+
+
+def _unary_view_plds(family: str, eps0: float, n: int) -> list[tuple[PLD, PLD]]:
+    """For a unary encoding, the exact PLDs (both directions) of the lower view of the dataset
+    with all others at one third value (:func:`.unary.dataset_view`), when its atoms fit
+    (UNARY_VIEW_ATOMS); else none."""
+    if family not in unary.UNARY or unary.view_atoms(family, eps0, n) > UNARY_VIEW_ATOMS:
+        return []
+    P, Q = unary.dataset_view(family, eps0, n)
+    return [(pld_from_pmfs(P, Q), pld_from_pmfs(Q, P))]
+
+
+def _plds_method(plds: tuple[PLD, PLD]) -> Method:
+    """One round's lower end from the exact PLDs of a view (upper ends left at 1 and inf)."""
+    return Method(lambda eps: [Bracket(max(certified_lower(p, e) for p in plds), 1.0)
+                               for e in eps],
+                  lambda delta: [Bracket(plds_epsilon(plds, d), math.inf) for d in delta])
 
 
 def _view_method(view: View, n: int) -> Method:

@@ -74,3 +74,23 @@ def exact_worst_delta(
                 P, Q = np.outer(P, P).ravel(), np.outer(Q, Q).ravel()
             best = max(best, math.fsum(np.maximum(P - e * Q, 0.0)))
     return best
+
+
+def dataset_delta(
+    matrix: Sequence[Sequence[float]] | np.ndarray, others: Sequence[int], eps: float
+) -> float:
+    """delta(eps) of the shuffled randomiser between the datasets (row 0, others) and (row 1,
+    others), the larger direction: one concrete neighbouring pair, so a lower bound on the worst
+    case (:func:`exact_worst_delta`).  ``others``: the other users' inputs (row indices)."""
+    R = check_matrix(matrix)
+    k, m = R.shape
+    others = tuple(v.integer("others", y, lo=0, hi=k - 1) for y in others)
+    n = v.integer("n", len(others) + 1, lo=1, hi=12)
+    eps = v.real("eps", eps, lo=0.0)
+    cells = (n + 1) ** (m - 1)          # histograms: the length of each law
+    if cells > MAX_CELLS:
+        raise ValueError(f"n={n} with {m} outputs needs {cells:.2g} histograms; the "
+                         f"enumeration allows {MAX_CELLS:.0e}.")
+    P, Q = _laws(R, others)[:2]
+    e = math.exp(eps)
+    return max(math.fsum(np.maximum(P - e * Q, 0.0)), math.fsum(np.maximum(Q - e * P, 0.0)))

@@ -1,0 +1,274 @@
+"""The unary encodings (SUE, OUE), shuffled: a dominating pair from their bit structure.
+
+In a unary encoding of d values each report is d bits, drawn independently given the input x:
+bit x is 1 with probability p1, every other bit with probability p0 < p1 (SUE, RAPPOR's
+symmetric form: p1 = e^(eps0/2) / (1 + e^(eps0/2)), p0 = 1 - p1; OUE: p1 = 1/2,
+p0 = 1 / (e^eps0 + 1); Wang et al. 2017, Sec. 4.3).  For the differing pair (x0, x1) write
+b0, b1 for a report's bits x0 and x1.
+
+**The split of the others' own bit.**  A user at y not in {x0, x1} sends bits (b0, b1) with law
+Bern(p0)^2 and her own bit y with law Bern(p1) = lam Bern(p0) + (1 - lam) delta_1, where
+lam = (1 - p1) / (1 - p0) (the largest weight for which the rest is a law).  Draw every such
+user's bit y from this mixture and tell the adversary which users drew the point mass delta_1:
+a post-processing of that view gives the shuffled output, so its delta is no smaller.  A report
+drawn from the point mass is independent of x: replace it by a symbol "bot".  Every other
+report has all bits but (b0, b1) i.i.d. Bern(p0), independent of (b0, b1), as the differing
+user's report has under both inputs: those bits are fresh noise and are dropped.  What is left
+is the randomiser R' on {0, 1}^2 and bot with rows
+
+    x0: Bern(p1) x Bern(p0),   x1: Bern(p0) x Bern(p1),   z: lam Bern(p0)^2 + (1 - lam) bot,
+
+and every dataset of the unary encoding maps to one of R' (inputs outside {x0, x1} to z) whose
+delta is at least as large.  A user at x1 is a user at z whose bot is replaced by a fresh report
+Bern(p0) x delta_1 (bit x1's law Bern(p1) splits as bit y's does), and a user at x0 likewise:
+given the bots of a dataset with all others at z, a post-processor assigns them to a uniformly
+random set of the others (they are exchangeable) and replaces the bots of those it makes x0 or
+x1 users.  So the worst dataset of R' has all n - 1 others at z, and for every dataset of the
+unary encoding
+
+    delta(eps) <= delta_{R'}(eps),  others all at z.
+
+**The pair in closed form.**  Relative to the z row, x0's row has density lam^-1 (p1/p0)^b0
+((1 - p1)/(1 - p0))^(1 - b0) on {0, 1}^2, which is e^(eps0 b0) for both encodings (and 0 on bot).
+Given the number M of non-bot reports (the differing user's always, each other's with
+probability lam: M = 1 + Bin(n - 1, lam) under both inputs) the M reports' bits b0 and b1 are
+i.i.d. Bern(p0) but for the differing user's, and the law of the M reports under x is the
+Bern(p0)^(2M) law times (lam / M) S_x, with S_x = M + (e^eps0 - 1) A_x and A_x the number of
+reports with bit x_x set (the density of a uniformly placed differing report; Balle et al. 2019,
+Sec. 3).  So (A0, A1) is sufficient given M, and
+
+    delta_M(eps) = (lam / M) E[(S_0 - e^eps S_1)^+],  A0, A1 i.i.d. Bin(M, p0),
+    delta(eps) = E_M[delta_M(eps)],
+
+the hockey stick of a pair that reveals M (the same law under both inputs).  delta_M decreases
+in M (one more non-bot report is independent noise), so a block [m_i, m_{i+1}) of M values is
+bounded by delta at its first m (upper end) and by delta at the next block's first (lower end).
+
+**Error budget** (the upper end rounds up every term):
+
+1. M outside its window of Bin(n - 1, lam) (mass <= TAIL) and, given M, A0 or A1 outside
+   their windows of Bin(M, p0) (each mass <= TAIL under the reference law; the density
+   (lam / M) S_0 is at most e^eps0, so at most 2 e^eps0 TAIL under x0): added in full.
+2. The sums: each term is a product of a few doubles and a suffix sum; a relative 1e-12 of
+   the summed magnitudes (the P and e^eps Q parts in the region where the term is positive)
+   covers their rounding, as :func:`shuffle_lib.mechanisms.clones.pairs.bracket_at` does.
+3. Blocks of M: the upper end takes each block at its first m (delta_M decreasing); composing,
+   each block's pair at its first m, its losses rounded up onto a grid (rounding up dominates).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import binom
+
+from shuffle_lib.core import budget, search
+from shuffle_lib.core import validate as v
+from shuffle_lib.core.binomial import binom_window
+from shuffle_lib.core.pld import PLD, pld_from_losses
+
+TAIL = 1e-30        # binomial mass left out of each window (added to the upper end)
+BLOCKS = 256        # blocks of M for one round's delta
+PLD_BLOCKS = 64     # blocks of M for a composed round's PLD (at most)
+MIN_PLD_BLOCKS = 8  # fewer blocks: the composed route keeps the blanket pair
+SUM_RTOL = 1e-12    # relative rounding allowance of the sums (error budget, item 2)
+UNARY = ("sue", "oue")
+
+
+@dataclass(frozen=True)
+class UnaryPair:
+    """The dominating pair of a shuffled unary encoding (module docstring): ``n`` users, the
+    others' non-bot weight ``lam``, the bit probability ``p0`` and eps0."""
+
+    n: int
+    lam: float
+    p0: float
+    eps0: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", v.integer("n", self.n, lo=1, hi=10 ** 9))
+        object.__setattr__(self, "lam", v.real("lam", self.lam, 0.0, 1.0, lo_open=True))
+        object.__setattr__(self, "p0", v.real("p0", self.p0, 0.0, 0.5, lo_open=True))
+        object.__setattr__(self, "eps0", v.real("eps0", self.eps0, 0.0, 30.0, lo_open=True))
+
+
+def unary_pair(family: str, eps0: float, n: int) -> UnaryPair:
+    """The pair of ``family`` in ('sue', 'oue') at eps0 with n users (module docstring):
+    SUE lam = p0 / p1, OUE lam = 1 / (2 (1 - p0)), p0 the probability of a bit not the input's."""
+    v.choice("family", family, UNARY)
+    eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
+    if family == "sue":
+        p0 = 1.0 / (1.0 + math.exp(eps0 / 2))
+        return UnaryPair(n, p0 / (1.0 - p0), p0, eps0)
+    p0 = 1.0 / (math.exp(eps0) + 1.0)
+    return UnaryPair(n, 0.5 / (1.0 - p0), p0, eps0)
+
+
+def _window(N: int, p: float) -> np.ndarray:
+    lo, hi = binom_window(int(N), p, TAIL)
+    return np.arange(int(lo), int(hi) + 1)
+
+
+def _blocks(pair: UnaryPair, blocks: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """(first M of each block and one past the last, the blocks' masses, the mass left out)."""
+    ms = _window(pair.n - 1, pair.lam) + 1
+    edges = np.unique(np.linspace(ms[0], ms[-1] + 1, min(blocks, ms.size) + 1).astype(np.int64))
+    pm = binom.pmf(ms - 1, pair.n - 1, pair.lam)
+    mass = np.add.reduceat(pm, edges[:-1] - ms[0])
+    return edges, mass, TAIL
+
+
+@functools.lru_cache(maxsize=4096)
+def _laws(m: int, p0: float) -> tuple[np.ndarray, np.ndarray]:
+    a = _window(m, p0)
+    return a, binom.pmf(a, m, p0)
+
+
+def delta_m(pair: UnaryPair, m: int, eps: float) -> tuple[float, float]:
+    """(value, rounding allowance) of delta_M(eps) at M = m without the windows' tails."""
+    a, pa = _laws(m, pair.p0)
+    S = m + math.expm1(pair.eps0) * a            # increasing in a
+    E = math.exp(eps)
+    # for each a1, the a0 with S(a0) > e^eps S(a1): suffix sums of p S and p over a0
+    idx = np.searchsorted(S, E * S, side="right")
+    sp = np.append(np.cumsum((pa * S)[::-1])[::-1], 0.0)
+    s1 = np.append(np.cumsum(pa[::-1])[::-1], 0.0)
+    P, Q = pa * sp[idx], E * S * pa * s1[idx]
+    scale = pair.lam / m
+    val = max(0.0, math.fsum(P) - math.fsum(Q)) * scale
+    return val, SUM_RTOL * (math.fsum(P) + math.fsum(Q)) * scale
+
+
+def delta(pair: UnaryPair, eps: float, blocks: int = BLOCKS) -> tuple[float, float]:
+    """Certified (lower, upper) of the pair's delta(eps): the lower end is the pair's own (the
+    blocks at their next block's first M) and bounds nothing about the encoding; the upper end
+    bounds the shuffled encoding's delta(eps) for every dataset (module docstring)."""
+    v.instance("pair", pair, UnaryPair)
+    eps = v.real("eps", eps, 0.0)
+    edges, mass, out = _blocks(pair, blocks)
+    at = [delta_m(pair, int(m), eps) for m in edges]
+    hi = math.fsum(w * (d + err) for w, (d, err) in zip(mass, at[:-1]))
+    hi += out + 2 * math.exp(pair.eps0) * TAIL
+    lo = math.fsum(w * max(0.0, d - err) for w, (d, err) in zip(mass, at[1:]))
+    return max(0.0, lo * (1 - 1e-12)), min(1.0, hi * (1 + 1e-12))
+
+
+def upper_epsilon(pair: UnaryPair, target: float) -> float:
+    """An eps whose certified delta upper end is <= ``target``, near the least (Illinois on
+    [0, eps0]; eps0 itself holds: the pair is eps0-DP, a post-processing of one report)."""
+    v.instance("pair", pair, UnaryPair)
+    target = v.real("delta", target, 0.0, 1.0, lo_open=True, hi_open=True)
+
+    def f(e: float) -> float:
+        return delta(pair, e)[1]
+    if f(0.0) <= target:
+        return 0.0
+    if f(pair.eps0) > target:
+        return pair.eps0
+    return search.illinois(f, target, 0.0, pair.eps0,
+                           lambda a, b: b - a <= 1e-10 * max(b, 1e-9))
+
+
+def pld_blocks(pair: UnaryPair, max_atoms: float) -> int:
+    """The most blocks of M, up to PLD_BLOCKS, whose atoms (blocks x window^2, the largest
+    window) stay within ``max_atoms``; 0 when not even MIN_PLD_BLOCKS do."""
+    ms = _window(pair.n - 1, pair.lam) + 1
+    per = _laws(int(ms[-1]), pair.p0)[0].size ** 2
+    b = min(PLD_BLOCKS, int(max_atoms // per))
+    return b if b >= MIN_PLD_BLOCKS else 0
+
+
+def upper_pld(pair: UnaryPair, compositions: int, accuracy: float,
+              blocks: int = PLD_BLOCKS) -> PLD:
+    """A PLD dominating one round (for composing): M revealed, each block's pair at its first M,
+    the loss log(S_0 / S_1) rounded up onto the grid accuracy / (8 compositions); the windows'
+    tails (module docstring, item 1) at +inf."""
+    v.instance("pair", pair, UnaryPair)
+    h = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True) / (8.0 * compositions)
+    edges, mass, out = _blocks(pair, v.integer("blocks", blocks, lo=1, hi=10 ** 6))
+    c = math.expm1(pair.eps0)
+    idx_all, w_all = [], []
+    for m, w in zip(edges[:-1], mass):
+        m = int(m)
+        a, pa = _laws(m, pair.p0)
+        S = m + c * a
+        budget.check_bytes(16.0 * a.size ** 2, f"the unary pair's {a.size}^2 atoms at M = {m}",
+                           "ask for fewer users")
+        loss = np.log(S[:, None]) - np.log(S[None, :])
+        p = (pa * S)[:, None] * pa[None, :] * (pair.lam / m) * w
+        # the logs are within 1e-15 absolute: 1e-12 more rounds every loss up
+        idx_all.append(np.ceil((loss.ravel() + 1e-12) / h).astype(np.int64))
+        w_all.append(p.ravel())
+    idx, w = np.concatenate(idx_all), np.concatenate(w_all)
+    k0 = int(idx.min())
+    probs = np.bincount(idx - k0, weights=w)
+    nz = probs > 0
+    inf = out + 2 * math.exp(pair.eps0) * TAIL
+    return pld_from_losses((np.nonzero(nz)[0] + k0) * h, probs[nz], min(1.0, inf))
+
+
+# ---- the lower end: one concrete dataset, the others all at a third value ----
+
+VIEW_TAIL = 1e-13   # reference mass each window of the lower view leaves out (lowers it only)
+VIEW_BINS = 400     # bins of S_0 and of S_1 (the view is the pair of bins: a post-processing)
+
+
+def _range(N: int, p: float) -> np.ndarray:
+    lo, hi = binom_window(int(N), p, VIEW_TAIL)
+    return np.arange(int(lo), int(hi) + 1)
+
+
+def _windows(family: str, eps0: float, n: int):
+    """(p0, p1, N values, their U windows' (lo, hi), their V windows' (lo, hi))."""
+    pair = unary_pair(family, eps0, n)
+    p0, p1 = pair.p0, (0.5 if family == "oue" else 1.0 - pair.p0)
+    Ns = _range(n, p1)
+    return p0, p1, Ns, binom_window(n - Ns, p0, VIEW_TAIL), binom_window(Ns, 1 - p0, VIEW_TAIL)
+
+
+def view_atoms(family: str, eps0: float, n: int) -> int:
+    """The atoms :func:`dataset_view` visits (sum over N of the two windows' product)."""
+    _, _, _, (ul, uh), (wl, wh) = _windows(family, eps0, n)
+    return int(np.sum((np.asarray(uh) - ul + 1) * (np.asarray(wh) - wl + 1)))
+
+
+@functools.lru_cache(maxsize=16)
+def dataset_view(family: str, eps0: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(P, Q): the laws under x0 and x1 of a post-processing of the shuffled output of the
+    dataset (x, y*, ..., y*), y* outside {x0, x1}, so their hockey sticks bound the encoding's
+    delta from below.
+
+    Relative to the others' law the differing user's report has density
+    e^(eps0 t_x), t_x = [b_x = 1, b* = 0] - [b_x = 0, b* = 1] (b* the report's bit y*), for SUE
+    and OUE alike, so the output's law under x is the law of n i.i.d. reports of y* times
+    S_x / n, S_x = n + (e^eps0 - 1) U_x - (1 - e^-eps0) V_x, with U_x (V_x) the reports with
+    b_x = 1 and b* = 0 (b_x = 0 and b* = 1): given the number N of reports with b* = 1,
+    U_0, U_1 ~ Bin(n - N, p0) and V_0, V_1 ~ Bin(N, 1 - p0), all independent.  The view is
+    (S_0, S_1) binned onto VIEW_BINS cells each; windows of VIEW_TAIL per binomial are left out
+    (the hockey stick of what is left is no larger)."""
+    p0, p1, Ns, (ul, uh), (wl, wh) = _windows(family, eps0, n)
+    e = math.exp(eps0)
+    pN = binom.pmf(Ns, n, p1)
+    laws = []
+    for i, N in enumerate(int(x) for x in Ns):
+        u, w = np.arange(ul[i], uh[i] + 1), np.arange(wl[i], wh[i] + 1)
+        X = ((e - 1) * u[:, None] - (1 - 1 / e) * w[None, :]).ravel()
+        px = binom.pmf(u, n - N, p0)[:, None] * binom.pmf(w, N, 1 - p0)[None, :]
+        laws.append((n + X, px.ravel()))
+    lo = min(float(S.min()) for S, _ in laws)
+    hi = max(float(S.max()) for S, _ in laws)
+    width = (hi - lo) / VIEW_BINS * (1 + 1e-12) or 1.0
+    m = np.zeros((len(laws), VIEW_BINS))
+    ms = np.zeros((len(laws), VIEW_BINS))
+    for i, (S, px) in enumerate(laws):
+        b = np.minimum(((S - lo) / width).astype(np.int64), VIEW_BINS - 1)
+        m[i] = np.bincount(b, weights=px, minlength=VIEW_BINS)
+        ms[i] = np.bincount(b, weights=px * S, minlength=VIEW_BINS)
+    # sum over N of P(N) (E[S_0 1{bin}] / n) x P(bin): the law under x0; Q with S on the other
+    P = (ms * (pN / n)[:, None]).T @ m
+    Q = P.T.copy()
+    keep = (P > 0) | (Q > 0)
+    return P[keep], Q[keep]
