@@ -515,7 +515,13 @@ def lattice_step(components: Sequence[tuple[PLD, int]], max_divisor: int = 8) ->
     if nonzero.size == 0:
         return None
     m = float(nonzero.min())
+    # a few losses first: a pair off every candidate lattice (most pairs) is rejected without a
+    # pass over all its atoms; the full test below decides for the rest
+    head = losses[: 64]
     for j in range(1, max_divisor + 1):
+        x = head / (m / j)
+        if not np.all(np.abs(x - np.rint(x)) <= _SNAP * np.maximum(np.abs(x), 1.0)):
+            continue
         x = losses / (m / j)
         if np.all(np.abs(x - np.rint(x)) <= _SNAP * np.maximum(np.abs(x), 1.0)):
             return m / j
