@@ -37,8 +37,7 @@ def log_mgf(components: Sequence[tuple[PLD, int]], lam: float) -> float:
     lam = v.real("lam", lam, 0.0)
     total = 0.0
     for p, c in components:
-        with np.errstate(divide="ignore"):
-            a = lam * p.losses + np.log(p.probs)
+        a = lam * p.losses + p.log_probs
         m = float(np.max(a, initial=-np.inf))
         if not math.isfinite(m):
             return -math.inf

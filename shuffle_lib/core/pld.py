@@ -84,6 +84,13 @@ class PLD:
         return math.fsum(self.probs)
 
     @functools.cached_property
+    def log_probs(self) -> np.ndarray:
+        """np.log(probs) (-inf for a zero mass), computed once per PLD: the Chernoff and tilt
+        searches evaluate log E_P[e^{lam L}] at many lam."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.probs)
+
+    @functools.cached_property
     def mass_less_one(self) -> float:
         """T - 1 correctly rounded (fsum), T = finite mass + inf_mass (computed once per PLD)."""
         return math.fsum(np.concatenate([self.probs, [self.inf_mass, -1.0]]))
