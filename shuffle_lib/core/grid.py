@@ -236,12 +236,22 @@ def _untilted_log(w, logscale, lam, s):
 
 
 def _tilt(w_mass, offset, h, lam):
-    """Normalised tilted weights and log-scale for untilted masses on a grid."""
-    s = (offset + np.arange(w_mass.size)) * h
-    with np.errstate(divide="ignore"):
-        lw = np.log(w_mass) + lam * s
+    """Normalised tilted weights and log-scale for untilted masses on a grid.
+
+    The log and the exponential are taken at the points with mass only (a round's grid is mostly
+    empty where its PLD has few atoms over a wide span): the same values, elementwise."""
+    nz = np.flatnonzero(w_mass > 0)
+    if nz.size == 0:
+        s = (offset + np.arange(w_mass.size)) * h
+        with np.errstate(divide="ignore"):
+            lw = np.log(w_mass) + lam * s
+        c = float(lw.max())
+        return np.exp(lw - c), c
+    lw = np.log(w_mass[nz]) + lam * ((offset + nz) * h)
     c = float(lw.max())
-    return np.exp(lw - c), c
+    w = np.zeros(w_mass.size)
+    w[nz] = np.exp(lw - c)
+    return w, c
 
 
 def _block_log_sums(w: np.ndarray, size: int, rate: float) -> np.ndarray:
