@@ -63,7 +63,7 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    +inf mass is T_1...T_K - F_1...F_K; the form 1 - (1-a)(1-b) loses everything below
    an ulp of 1 (a = 1e-17, K = 2 gave 0 where the exact value is 2e-17).  Each grid
    carries instead lfin = log(F/T) = log1p(-a/T) <= 0 and ltot = log T (T - 1 summed
-   exactly by ``math.fsum``, so ltot is within 2u abs(ltot) + u^2 of its value), and a
+   exactly by ``pld.exact_sum``, so ltot is within 2u abs(ltot) + u^2 of its value), and a
    composition adds them: the +inf mass is e^{ltot} (-expm1(lfin)).  Error: log1p(-a/T)
    is within 3u (relative) of log(F/T); a binary tree of additions of numbers of one sign
    adds at most u per level, 2 log2(K) + #components levels; -expm1 is within u and
@@ -78,12 +78,15 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    round's grid is normalised to total 1 (b_c) and folded modulo N onto one window of N
    points [A, A + N) of the composed grid; the spectra are raised to the counts and
    multiplied, and one inverse FFT gives the circular convolution: the window's values
-   plus the mass of the linear composition outside it, aliased in.  The window is
-   placed at the tilted law's mean +- z sd (z from 6 up) until Chernoff bounds on the
-   stored grids, P[S < A] <= e^{theta A} E[e^{-theta S}] and likewise above (each block of
-   64 points bounded by its worse end), are below 1e-18 (tilted) and 1e-18 (untilted,
-   the upper end's top); z is found to 3 % by bisection (the FFT's length is the cost).  The
-   tilted bound 1e-18 is ``_WIN_TAIL``.  Errors (l1, tilted, relative to the total 1): the tilted
+   plus the mass of the linear composition outside it, aliased in.  Each end of the window
+   is placed where a Chernoff bound on the stored grids, P[S < A] <= e^{theta A} E[e^{-theta S}]
+   and likewise above (each block of 64 points bounded by its worse end), falls to 1e-18
+   (tilted, both ends) and to tau / 100 (untilted, the upper end's top): the bound at theta
+   is inverted, A = (log 1e-18 - log E[e^{-theta S}]) / theta, and the best A over theta kept
+   (theta searched on a log scale to 1 %; any theta gives a valid bound, and the up and down
+   roundings of one composition share their thetas), then confirmed at the integer end.  The
+   tilted bound 1e-18 is ``_WIN_TAIL``; the bounds at the chosen ends enter the errors below.
+   Errors (l1, tilted, relative to the total 1): the tilted
    mass below the window twice (dropped and aliased), above it once (aliased; its untilted
    bound goes to ``top``); the inputs' err as prod (1 + err_c)^{k_c} - 1 (Young);
    rfft's error d_c <= ``_FFT_C`` u log2(N) sqrt(N) l2(b_c) in l2, hence entrywise,
@@ -193,7 +196,7 @@ def inf_mass(lfin: float, ltot: float) -> float:
 
 
 def log_masses(pld: PLD) -> tuple[float, float]:
-    """(lfin, ltot) of one PLD: log1p(-inf/T) and log T, T - 1 summed exactly (fsum) when inf >
+    """(lfin, ltot) of one PLD: log1p(-inf/T) and log T, T - 1 summed exactly (exact_sum) when inf >
     0."""
     a = pld.inf_mass
     if a <= 0.0:

@@ -92,7 +92,8 @@ class PLD:
 
     @functools.cached_property
     def mass_less_one(self) -> float:
-        """T - 1 correctly rounded (fsum), T = finite mass + inf_mass (computed once per PLD)."""
+        """T - 1 correctly rounded (:func:`exact_sum`), T = finite mass + inf_mass (computed once
+        per PLD)."""
         return exact_sum(np.concatenate([self.probs, [self.inf_mass, -1.0]]))
 
     def with_mass_at_infinity(self, extra: float) -> PLD:
