@@ -63,7 +63,7 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    +inf mass is T_1...T_K - F_1...F_K; the form 1 - (1-a)(1-b) loses everything below
    an ulp of 1 (a = 1e-17, K = 2 gave 0 where the exact value is 2e-17).  Each grid
    carries instead lfin = log(F/T) = log1p(-a/T) <= 0 and ltot = log T (T - 1 summed
-   exactly by ``pld.exact_sum``, so ltot is within 2u abs(ltot) + u^2 of its value), and a
+   exactly by ``pld._exact_sum``, so ltot is within 2u abs(ltot) + u^2 of its value), and a
    composition adds them: the +inf mass is e^{ltot} (-expm1(lfin)).  Error: log1p(-a/T)
    is within 3u (relative) of log(F/T); a binary tree of additions of numbers of one sign
    adds at most u per level, 2 log2(K) + #components levels; -expm1 is within u and
@@ -196,8 +196,8 @@ def inf_mass(lfin: float, ltot: float) -> float:
 
 
 def log_masses(pld: PLD) -> tuple[float, float]:
-    """(lfin, ltot) of one PLD: log1p(-inf/T) and log T, T - 1 summed exactly (exact_sum) when inf >
-    0."""
+    """(lfin, ltot) of one PLD: log1p(-inf/T) and log T, T - 1 summed exactly
+    (:attr:`PLD.mass_less_one`) when inf > 0."""
     a = pld.inf_mass
     if a <= 0.0:
         return 0.0, 0.0

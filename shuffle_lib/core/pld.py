@@ -79,9 +79,9 @@ class PLD:
 
     @functools.cached_property
     def finite_mass(self) -> float:
-        """The sum of probs, correctly rounded (:func:`exact_sum`; computed once per PLD; a PLD's
+        """The sum of probs, correctly rounded (:func:`_exact_sum`; computed once per PLD; a PLD's
         arrays are never changed after construction)."""
-        return exact_sum(self.probs)
+        return _exact_sum(self.probs)
 
     @functools.cached_property
     def log_probs(self) -> np.ndarray:
@@ -92,9 +92,9 @@ class PLD:
 
     @functools.cached_property
     def mass_less_one(self) -> float:
-        """T - 1 correctly rounded (:func:`exact_sum`), T = finite mass + inf_mass (computed once
+        """T - 1 correctly rounded (:func:`_exact_sum`), T = finite mass + inf_mass (computed once
         per PLD)."""
-        return exact_sum(np.concatenate([self.probs, [self.inf_mass, -1.0]]))
+        return _exact_sum(np.concatenate([self.probs, [self.inf_mass, -1.0]]))
 
     def with_mass_at_infinity(self, extra: float) -> PLD:
         """The same atoms with ``extra`` more mass at +inf (capped at 1): where a construction
@@ -103,7 +103,7 @@ class PLD:
         return PLD.trusted(self.losses, self.probs, min(1.0, self.inf_mass + extra))
 
 
-def exact_sum(x: np.ndarray) -> float:
+def _exact_sum(x: np.ndarray) -> float:
     """The sum of the finite doubles ``x``, correctly rounded: the value of ``math.fsum(x)``,
     computed on arrays.
 
@@ -231,7 +231,7 @@ def pld_from_losses(losses: Sequence[float] | np.ndarray, probs: Sequence[float]
     # below the 1e-12 margin: only a total that close to the limit is summed again exactly (fsum)
     total = float(np.sum(probs)) + inf_mass
     if total > 1 + v.PMF_TOL - 1e-12:
-        total = exact_sum(probs) + inf_mass
+        total = _exact_sum(probs) + inf_mass
     if total > 1 + v.PMF_TOL:
         raise ValueError(f"probs plus inf_mass must not exceed 1, got {total!r}.")
     order = np.argsort(losses, kind="stable")
@@ -256,7 +256,7 @@ def hockey_stick(pld: PLD, eps: float | Sequence[float] | np.ndarray) -> float |
             raise ValueError("eps must be a real number, got NaN.")
         j = np.searchsorted(pld.losses, e, side="right")
         tail = -np.expm1(e - pld.losses[j:])
-        out[i] = pld.inf_mass + exact_sum(pld.probs[j:] * tail)
+        out[i] = pld.inf_mass + _exact_sum(pld.probs[j:] * tail)
     return out if np.ndim(eps) else float(out[0])
 
 
