@@ -131,6 +131,24 @@ def test_gaussian_pipeline_contains_pld_accountant_at_1e5():
     assert d.lower <= theirs.get_delta(1.0) <= d.upper, (d, theirs.get_delta(1.0))
 
 
+@pytest.mark.parametrize("sigma", [24.0, 6.0, 0.7])
+@pytest.mark.parametrize("h", [1e-2, 2.3e-4, 5e-5])
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_the_gaussian_builder_is_dp_accountings_to_the_last_bit(sigma, h, pessimistic):
+    """The accountant's array form of dp_accounting's privacy-bucket Gaussian (REPLACE_ONE) gives
+    its atoms, masses and +inf mass exactly (the bracket's certificate is dp_accounting's
+    construction's; only its loop is replaced)."""
+    from shuffle_lib.accountant import _directions, _gaussian_replace
+    ref = _directions(dpl.from_gaussian_mechanism(
+        sigma, pessimistic_estimate=pessimistic, value_discretization_interval=h,
+        use_connect_dots=False, neighboring_relation=REPLACE))
+    got = _gaussian_replace(sigma, pessimistic, h)
+    for d in ref:
+        assert np.array_equal(d.losses, got.losses) and np.array_equal(d.probs, got.probs)
+        assert d.inf_mass == got.inf_mass
+    assert got.losses.size > 100 and (not pessimistic or got.inf_mass > 0)
+
+
 @functools.lru_cache
 def _gaussian_pld(sigma, pessimistic):
     return dpl.from_gaussian_mechanism(sigma, pessimistic_estimate=pessimistic, value_discretization_interval=2e-5,

@@ -260,6 +260,38 @@ def test_power_composition_within_its_stated_error(m, K, seed, logspread, offset
     assert miss <= out.err * math.exp(out.logscale) + out.top * 1.000001
 
 
+@settings(max_examples=40, **FAST)
+@given(st.integers(2, 300), st.integers(1, 12), st.integers(1, 5), st.integers(0, 2 ** 32 - 1),
+       st.floats(-30, 0), st.floats(0.0, 3.0), st.sampled_from([1, 4, 64]))
+def test_window_edges_bound_the_exact_tails(m, k1, k2, seed, logspread, rho, size):
+    """The one-FFT window's ends (grid.py point 6, :func:`grid._chernoff_edge`): the exact weight of
+    the composition below the lower edge, above the upper one, and above the untilted one (weights
+    times e^{-rho s}) is at most the allowance, by long-double convolution; the same with the
+    thetas of another grid given (any theta is a valid bound)."""
+    rng = np.random.default_rng(seed)
+    h = 0.01
+    grids = []
+    for k, off in ((k1, -int(rng.integers(0, 40))), (k2, int(rng.integers(0, 40)))):
+        a = np.exp(logspread * rng.random(m))
+        grids.append((a / a.sum(), off, k))
+    blocks = [(grid._blocks(b, o, h, size), k) for b, o, k in grids]
+    exact, lo = np.array([1.0], dtype=np.longdouble), 0
+    for b, o, k in grids:
+        for _ in range(k):
+            exact, lo = np.convolve(exact, b.astype(np.longdouble)), lo + o
+    s = (lo + np.arange(exact.size)) * h
+    log_tail = math.log(1e-12)
+    other = {}
+    for theta in (None, 0.5):
+        for key, upper, r in (("lo", False, 0.0), ("hi", True, 0.0), ("u", True, -rho)):
+            x, th = grid._chernoff_edge(blocks, log_tail, upper, r, theta=other.get(key, theta))
+            other[key] = th
+            w = exact * np.exp(np.longdouble(r) * s)
+            beyond = float(w[s >= x].sum() if upper else w[s < x].sum())
+            assert beyond <= math.exp(log_tail) * (1 + 1e-9), (key, x, theta)
+            assert grid._log_tail_at(blocks, x, th, upper, r) <= log_tail + 1e-9
+
+
 def test_power_and_squaring_agree_and_both_certify():
     """The two composition methods give brackets that overlap and each contains the exact value."""
     p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])

@@ -161,3 +161,19 @@ def test_a_bracket_is_ordered():
     with pytest.raises(ValueError, match="lower <= upper"):
         sl.Bracket(0.3, 0.2)
     assert math.isnan(sl.Bracket(math.nan, 0.2).lower)      # left for the caller's NaN check
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=0, max_size=60),
+       st.integers(0, 2 ** 32 - 1))
+def test_exact_sum_is_fsum_to_the_last_bit(xs, seed):
+    """pld._exact_sum (the correctly rounded sum on arrays behind finite_mass, mass_less_one and the
+    hockey stick) equals math.fsum: on arbitrary doubles, and on PLD-like masses spanning 300
+    decades with a -1 and subnormals."""
+    from shuffle_lib.core.pld import _exact_sum
+    rng = np.random.default_rng(seed)
+    wide = rng.random(500) * 10.0 ** rng.uniform(-300, 0, 500)
+    for x in (np.array(xs, dtype=float), np.concatenate([wide, [-1.0, 5e-324, -2.5e-310]])):
+        if np.all(np.abs(x) < 1e300):        # fsum overflows on sums beyond the double range
+            got, want = _exact_sum(x), math.fsum(x)
+            assert got == want, (got, want)

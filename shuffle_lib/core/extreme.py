@@ -37,12 +37,13 @@ def log_mgf(components: Sequence[tuple[PLD, int]], lam: float) -> float:
     lam = v.real("lam", lam, 0.0)
     total = 0.0
     for p, c in components:
-        with np.errstate(divide="ignore"):
-            a = lam * p.losses + np.log(p.probs)
+        a = np.multiply(p.losses, lam)
+        a += p.log_probs
         m = float(np.max(a, initial=-np.inf))
         if not math.isfinite(m):
             return -math.inf
-        total += c * (m + math.log(float(np.sum(np.exp(a - m)))))
+        a -= m
+        total += c * (m + math.log(float(np.sum(np.exp(a, out=a)))))
     return total
 
 

@@ -63,7 +63,7 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    +inf mass is T_1...T_K - F_1...F_K; the form 1 - (1-a)(1-b) loses everything below
    an ulp of 1 (a = 1e-17, K = 2 gave 0 where the exact value is 2e-17).  Each grid
    carries instead lfin = log(F/T) = log1p(-a/T) <= 0 and ltot = log T (T - 1 summed
-   exactly by ``math.fsum``, so ltot is within 2u abs(ltot) + u^2 of its value), and a
+   exactly by ``pld._exact_sum``, so ltot is within 2u abs(ltot) + u^2 of its value), and a
    composition adds them: the +inf mass is e^{ltot} (-expm1(lfin)).  Error: log1p(-a/T)
    is within 3u (relative) of log(F/T); a binary tree of additions of numbers of one sign
    adds at most u per level, 2 log2(K) + #components levels; -expm1 is within u and
@@ -78,12 +78,15 @@ approximation is made on a known side, so that :mod:`shuffle_lib.core.fourier`
    round's grid is normalised to total 1 (b_c) and folded modulo N onto one window of N
    points [A, A + N) of the composed grid; the spectra are raised to the counts and
    multiplied, and one inverse FFT gives the circular convolution: the window's values
-   plus the mass of the linear composition outside it, aliased in.  The window is
-   placed at the tilted law's mean +- z sd (z from 6 up) until Chernoff bounds on the
-   stored grids, P[S < A] <= e^{theta A} E[e^{-theta S}] and likewise above (each block of
-   64 points bounded by its worse end), are below 1e-18 (tilted) and 1e-18 (untilted,
-   the upper end's top); z is found to 3 % by bisection (the FFT's length is the cost).  The
-   tilted bound 1e-18 is ``_WIN_TAIL``.  Errors (l1, tilted, relative to the total 1): the tilted
+   plus the mass of the linear composition outside it, aliased in.  Each end of the window
+   is placed where a Chernoff bound on the stored grids, P[S < A] <= e^{theta A} E[e^{-theta S}]
+   and likewise above (each block of 64 points bounded by its worse end), falls to 1e-18
+   (tilted, both ends) and to tau / 100 (untilted, the upper end's top): the bound at theta
+   is inverted, A = (log 1e-18 - log E[e^{-theta S}]) / theta, and the best A over theta kept
+   (theta searched on a log scale to 1 %; any theta gives a valid bound, and the up and down
+   roundings of one composition share their thetas), then confirmed at the integer end.  The
+   tilted bound 1e-18 is ``_WIN_TAIL``; the bounds at the chosen ends enter the errors below.
+   Errors (l1, tilted, relative to the total 1): the tilted
    mass below the window twice (dropped and aliased), above it once (aliased; its untilted
    bound goes to ``top``); the inputs' err as prod (1 + err_c)^{k_c} - 1 (Young);
    rfft's error d_c <= ``_FFT_C`` u log2(N) sqrt(N) l2(b_c) in l2, hence entrywise,
@@ -193,8 +196,8 @@ def inf_mass(lfin: float, ltot: float) -> float:
 
 
 def log_masses(pld: PLD) -> tuple[float, float]:
-    """(lfin, ltot) of one PLD: log1p(-inf/T) and log T, T - 1 summed exactly (fsum) when inf >
-    0."""
+    """(lfin, ltot) of one PLD: log1p(-inf/T) and log T, T - 1 summed exactly
+    (:attr:`PLD.mass_less_one`) when inf > 0."""
     a = pld.inf_mass
     if a <= 0.0:
         return 0.0, 0.0
@@ -236,12 +239,22 @@ def _untilted_log(w, logscale, lam, s):
 
 
 def _tilt(w_mass, offset, h, lam):
-    """Normalised tilted weights and log-scale for untilted masses on a grid."""
-    s = (offset + np.arange(w_mass.size)) * h
-    with np.errstate(divide="ignore"):
-        lw = np.log(w_mass) + lam * s
+    """Normalised tilted weights and log-scale for untilted masses on a grid.
+
+    The log and the exponential are taken at the points with mass only (a round's grid is mostly
+    empty where its PLD has few atoms over a wide span): the same values, elementwise."""
+    nz = np.flatnonzero(w_mass > 0)
+    if nz.size == 0:
+        s = (offset + np.arange(w_mass.size)) * h
+        with np.errstate(divide="ignore"):
+            lw = np.log(w_mass) + lam * s
+        c = float(lw.max())
+        return np.exp(lw - c), c
+    lw = np.log(w_mass[nz]) + lam * ((offset + nz) * h)
     c = float(lw.max())
-    return np.exp(lw - c), c
+    w = np.zeros(w_mass.size)
+    w[nz] = np.exp(lw - c)
+    return w, c
 
 
 def _block_log_sums(w: np.ndarray, size: int, rate: float) -> np.ndarray:
@@ -459,10 +472,12 @@ def compose_on_grid(components: Sequence[tuple[PLD, int]], h: float, lam: float,
     span = sum(float(p.losses[-1] - p.losses[0]) if p.losses.size else 0.0 for p, _ in components)
     check_memory(int(span / h) + 2, f"one round's grid of step h={h:.3g}")
 
+    thetas: dict = {}     # the window's Chernoff thetas, shared by the up and down roundings
+
     def run(rounding):
         gs = [(discretise(p, h, rounding, lam, tau), c) for p, c in components]
         if method == "power":
-            return _power_compose(gs, h, lam, max_points, tau)
+            return _power_compose(gs, h, lam, max_points, tau, thetas)
         parts = [_self_compose(g, c, h, lam, tau_top) for g, c in gs]
         out = parts[0]
         for g in parts[1:]:
@@ -510,12 +525,23 @@ def lattice_step(components: Sequence[tuple[PLD, int]], max_divisor: int = 8) ->
     are lattice pairs (the 3-outcome pair (0.5, 0.3, 0.2) / (0.2, 0.3, 0.5): g = log 2.5).
     """
     components = check_components(components)
-    losses = np.concatenate([p.losses for p, _ in components])
-    nonzero = np.abs(losses[losses != 0.0])
-    if nonzero.size == 0:
+    # the smallest non-zero abs(loss): each PLD's losses are sorted, so it sits beside its zeros
+    near = []
+    for p, _ in components:
+        i, j = np.searchsorted(p.losses, 0.0, "left"), np.searchsorted(p.losses, 0.0, "right")
+        near += [abs(float(p.losses[i - 1]))] if i > 0 else []
+        near += [abs(float(p.losses[j]))] if j < p.losses.size else []
+    if not near:
         return None
-    m = float(nonzero.min())
+    m = min(near)
+    losses = np.concatenate([p.losses for p, _ in components])
+    # a few losses first: a pair off every candidate lattice (most pairs) is rejected without a
+    # pass over all its atoms; the full test below decides for the rest
+    head = losses[: 64]
     for j in range(1, max_divisor + 1):
+        x = head / (m / j)
+        if not np.all(np.abs(x - np.rint(x)) <= _SNAP * np.maximum(np.abs(x), 1.0)):
+            continue
         x = losses / (m / j)
         if np.all(np.abs(x - np.rint(x)) <= _SNAP * np.maximum(np.abs(x), 1.0)):
             return m / j
@@ -614,40 +640,62 @@ def _blocks(w, offset, h, size=64):
         return np.log(sums), lo, hi
 
 
-def _log_chernoff(blocks, x, upper, rho=0.0, theta_max=400.0):
-    """log of a bound on the weight of the composition beyond x (above if ``upper``, else below).
+def _log_mgf_blocks(blocks, r):
+    """log of a bound on E[e^{r S}] over the blocks' weights: each block's e^{r s} bounded by its
+    larger end value (hi for r >= 0, lo below); plus 1e-9 for the float rounding of the sums,
+    generously."""
+    tot = 1e-9
+    for (lw, lo, hi), c in blocks:
+        e = np.multiply(hi if r >= 0 else lo, r)
+        e += lw
+        mx = float(e.max())
+        e -= mx
+        tot += c * (mx + math.log(float(np.exp(e, out=e).sum())))
+    return tot
 
-    blocks: [(block arrays of one grid, count), ...]; each point's weight is multiplied by
-    e^{rho s}.  P[S >= x] <= e^{-theta x} E[e^{theta S}] (theta >= 0), each block's e^{r s}
-    bounded by its larger end value; any theta gives a valid bound, the search only tightens it.
+
+def _chernoff_edge(blocks, log_tail, upper, rho=0.0, theta_max=400.0, theta=None):
+    """(x, theta): a loss x beyond which (above if ``upper``, else below) the weight of the
+    composition, each point's weight multiplied by e^{rho s}, is at most e^{log_tail} by Chernoff's
+    bound at theta: log W[S >= x] <= M(theta) - theta x, M(r) = log E[e^{(r + rho) S}]
+    (:func:`_log_mgf_blocks`), so x = (M(theta) - log_tail) / theta, least over theta; below,
+    log W[S < x] <= M(-theta) + theta x, x = (log_tail - M(-theta)) / theta, largest over theta.
+    Any theta gives a valid edge; the search only tightens it, and a ``theta`` given (the one found
+    for a grid that differs only by its rounding) is taken as it is.
+
+    blocks: [(block arrays of one grid, count), ...] (:func:`_blocks`).
     """
     sgn = 1.0 if upper else -1.0
 
-    def f(theta):
-        r = sgn * theta + rho
-        tot = -sgn * theta * x
-        for (lw, lo, hi), c in blocks:
-            e = np.multiply(hi if r >= 0 else lo, r)     # the larger end value (hi >= lo)
-            e += lw
-            mx = float(e.max())
-            e -= mx
-            tot += c * (mx + math.log(float(np.exp(e, out=e).sum())))
-        return tot
+    def edge(t):     # sgn x at theta = e^t: least is best on both sides
+        theta = math.exp(t)
+        return (_log_mgf_blocks(blocks, sgn * theta + rho) - log_tail) / theta
 
+    if theta is not None:
+        return sgn * edge(math.log(theta)), theta
     from scipy.optimize import minimize_scalar
-    res = minimize_scalar(f, bounds=(0.0, theta_max), method="bounded", options={"xatol": 1e-4})
-    return min(float(res.fun), f(0.0)) + 1e-9   # + 1e-9: the float rounding of the sums, generously
+    # on a log scale: theta to 1 % (the edge is flat at its optimum, to second order)
+    res = minimize_scalar(edge, bounds=(math.log(1e-6), math.log(theta_max)), method="bounded",
+                          options={"xatol": 1e-2})
+    return sgn * float(res.fun), math.exp(float(res.x))
 
 
-def _power_compose(gs, h, lam, max_points, tau=TAU):
-    """Compose [(grid, count), ...] with one FFT: point 6 of the module docstring."""
+def _log_tail_at(blocks, x, theta, upper, rho=0.0):
+    """log of Chernoff's bound at theta on the weight beyond x (:func:`_chernoff_edge`)."""
+    sgn = 1.0 if upper else -1.0
+    return _log_mgf_blocks(blocks, sgn * theta + rho) - sgn * theta * x
+
+
+def _power_compose(gs, h, lam, max_points, tau=TAU, thetas=None):
+    """Compose [(grid, count), ...] with one FFT: point 6 of the module docstring.  ``thetas``: a
+    dict of the window's Chernoff thetas, filled on the first call and read by later ones (the up
+    and down roundings of one composition)."""
     norm = []
     for g, c in gs:
         tot = float(np.sum(g.w))
         norm.append((g.w / tot, g.offset, g.logscale + math.log(tot), g.err / tot, c))
-    # the composed tilted law's centre and spread (grid units), to place the window
+    # the composed tilted law's spread (grid units), for the blocks' size
     means = [dot(b, np.arange(b.size)) for b, *_ in norm]
-    mu = sum(c * (o + m) for (b, o, _, _, c), m in zip(norm, means))
     var = sum(c * dot(b, (np.arange(b.size) - m) ** 2) for (b, o, _, _, c), m in zip(norm, means))
     lo_all = sum(c * o for b, o, _, _, c in norm)
     hi_all = sum(c * (o + b.size - 1) for b, o, _, _, c in norm)
@@ -658,36 +706,36 @@ def _power_compose(gs, h, lam, max_points, tau=TAU):
     size = int(min(64, max(1, sd / (10 * sum(c for *_, c in norm)))))
     blocks = [(_blocks(b, o, h, size), c) for b, o, _, _, c in norm]
     ls_sum = sum(c * ls for _, _, ls, _, c in norm)
-    def window(z):
-        """(ok, (a, e, b_lo, b_hi, u_hi)); the bounds after the first that fails are not computed
-        (a window that fails is never used)."""
-        a = max(lo_all, math.floor(mu - z * sd) - 8)
-        e = min(hi_all, math.ceil(mu + z * sd) + 8)
-        b_lo = 0.0 if a <= lo_all else math.exp(_log_chernoff(blocks, a * h, False))
-        if b_lo > _WIN_TAIL:
-            return False, None
-        b_hi = 0.0 if e >= hi_all else math.exp(_log_chernoff(blocks, (e + 1) * h, True))
-        if b_hi > _WIN_TAIL:
-            return False, None
-        u_hi = (
-            0.0
-            if e >= hi_all
-            else math.exp(min(ls_sum + _log_chernoff(blocks, (e + 1) * h, True, -lam), 0.0))
-        )
-        return u_hi <= tau * 1e-2, (a, e, b_lo, b_hi, u_hi)
-
-    # the narrowest window (z to within 3 %) whose Chernoff bounds pass: the FFT's length is its
-    # cost
-    z_lo, z = 0.0, 6.0
-    ok, win = window(z)
-    while not ok:
-        z_lo, z = z, 1.25 * z
-        ok, win = window(z)
-    while z - z_lo > 0.03 * z:
-        mid = 0.5 * (z_lo + z)
-        ok_mid, w_mid = window(mid)
-        z_lo, z, win = (z_lo, mid, w_mid) if ok_mid else (mid, z, win)
-    a, e, b_lo, b_hi, u_hi = win
+    # each end where a Chernoff bound on the stored grids puts the composition's weight beyond it
+    # below the allowance (point 6): below a, tilted <= _WIN_TAIL; above e, tilted <= _WIN_TAIL
+    # and untilted <= tau / 100; each end solved for directly (the best x over theta of the bound's
+    # inverse), then confirmed at the integer end with the theta found
+    log_win, log_top = math.log(_WIN_TAIL), math.log(tau * 1e-2)
+    known = {} if thetas is None else thetas
+    x_lo, th_lo = _chernoff_edge(blocks, log_win, False, theta=known.get("lo"))
+    x_hi, th_hi = _chernoff_edge(blocks, log_win, True, theta=known.get("hi"))
+    x_u, th_u = _chernoff_edge(blocks, log_top - ls_sum, True, -lam, theta=known.get("u"))
+    known.update(lo=th_lo, hi=th_hi, u=th_u)
+    a = max(lo_all, min(math.floor(x_lo / h), hi_all) if math.isfinite(x_lo) else lo_all)
+    top_x = max(x_hi, x_u)
+    e = min(hi_all, max(math.ceil(top_x / h) - 1, lo_all) if math.isfinite(top_x) else hi_all)
+    step = 1
+    while a > lo_all and _log_tail_at(blocks, a * h, th_lo, False) > log_win:
+        a, step = max(a - step, lo_all), 2 * step      # float rounding at the edge: step out
+    step = 1
+    while e < hi_all and (
+        _log_tail_at(blocks, (e + 1) * h, th_hi, True) > log_win
+        or ls_sum + _log_tail_at(blocks, (e + 1) * h, th_u, True, -lam) > log_top
+    ):
+        e, step = min(e + step, hi_all), 2 * step
+    a, e = min(a, e), max(a, e)
+    b_lo = 0.0 if a <= lo_all else math.exp(_log_tail_at(blocks, a * h, th_lo, False))
+    b_hi = 0.0 if e >= hi_all else math.exp(_log_tail_at(blocks, (e + 1) * h, th_hi, True))
+    u_hi = (
+        0.0
+        if e >= hi_all
+        else math.exp(min(ls_sum + _log_tail_at(blocks, (e + 1) * h, th_u, True, -lam), 0.0))
+    )
     n = _fft.next_fast_len(e - a + 1, real=True)
     check_memory(n + sum(b.size for b, *_ in norm), f"the composition on a grid of step h={h:.3g}")
     if n > max_points:
@@ -706,7 +754,8 @@ def _power_compose(gs, h, lam, max_points, tau=TAU):
         spec = p if spec is None else spec * p
     out = _fft.irfft(spec, n)
     # window position j holds grid index a + j, i.e. residue (a + j) mod n of the circular result
-    out = np.roll(out, -(a % n))[: e - a + 1]
+    r, m_out = a % n, e - a + 1
+    out = out[r: r + m_out] if r + m_out <= n else np.concatenate((out[r:], out[: r + m_out - n]))
     np.maximum(out, 0.0, out=out)                  # exact values are >= 0: clipping only helps
     g_ = math.exp(log_g)
     fft_err = math.sqrt(2.0) * g_ * (
@@ -802,12 +851,18 @@ def _fast_grid_delta(cg, side, x):
     if j >= g.w.size:
         return 0.0
     b = (j - start) // size
-    end = min(start + (b + 1) * size, g.w.size)
-    s = (g.offset + np.arange(j, end)) * h
-    with np.errstate(divide="ignore"):
-        lm = np.log(g.w[j:end]) + g.logscale - cg.lam * s
-        a0 = np.logaddexp.reduce(lm)
-        a1 = np.logaddexp.reduce(lm - s)
+    # the block's log masses, and those times e^{-s}, computed once per block (the same values as
+    # computed from j on: elementwise)
+    seen = cg.cache.setdefault(("block", side), {})
+    if b not in seen:
+        lo, end = start + b * size, min(start + (b + 1) * size, g.w.size)
+        s = (g.offset + np.arange(lo, end)) * h
+        with np.errstate(divide="ignore"):
+            lm = np.log(g.w[lo:end]) + g.logscale - cg.lam * s
+        seen[b] = (lm, lm - s)
+    lm0, lm1 = seen[b]
+    a0 = np.logaddexp.reduce(lm0[j - start - b * size:])
+    a1 = np.logaddexp.reduce(lm1[j - start - b * size:])
     if b + 1 < lt0.size:
         a0, a1 = np.logaddexp(a0, lt0[b + 1]), np.logaddexp(a1, lt1[b + 1])
     a0, a1 = float(a0), float(a1)
