@@ -507,11 +507,11 @@ def epsilon_bracket_single(n: int, eps0: float, delta: float, pair: str | Pair =
     tau = max(min(1e-30, delta * 1e-12), 1e-300) if tau is None else tau
     prep = prepare(n, eps0, pr, tau)
     top = clone_top_loss(n, eps0, pr)
-    cache = {}
+    cache: dict[float, tuple] = {}
 
-    def f(e):
+    def f(e):               # (lower, upper, central value, slope) at e, each eps evaluated once
         if e not in cache:
-            cache[e] = bracket_at(prep, e)
+            cache[e] = bracket_at(prep, e, slope=True)
         return cache[e]
 
     big = prep[0].size > 20000            # tails at the median are slow: skip the eps = 0 probe
@@ -525,22 +525,23 @@ def epsilon_bracket_single(n: int, eps0: float, delta: float, pair: str | Pair =
         k = prep[0].size // 5000
         coarse = tuple(a[::k] for a in prep[:5]) + (0.0,)
         coarse = (coarse[0], coarse[1] * k) + coarse[2:]
-        x0 = _root(coarse, delta, top)[0]
-    x, gap = _root(prep, delta, top, x0)
+        x0 = _root(lambda e: bracket_at(coarse, e, slope=True), delta, top)[0]
+    x, gap = _root(f, delta, top, x0)
     # nudged outwards until verified
     lo = search.step_out(lambda e: f(e)[0] > delta, x, gap, True, 0.0)
     hi = search.step_out(lambda e: f(e)[1] <= delta, x, gap, False, top)
     return Bracket(lo, hi if f(hi)[1] <= delta else math.inf)
 
 
-def _root(prep, delta, top, x=0.0):
-    """(eps with delta(eps) ~= delta, a first nudge): Newton on log delta in a bisection bracket.
+def _root(at, delta, top, x=0.0):
+    """(eps with delta(eps) ~= delta, a first nudge): Newton on log delta in a bisection bracket;
+    ``at(e)`` is :func:`bracket_at` with ``slope=True`` at e.
 
     The nudge is 1.5 x (half-width of the certified delta bracket) / |slope| + 1e-13 eps.
     """
     a, b, target = 0.0, top, math.log(delta)
     for _ in range(200):
-        lo, hi, val, d = bracket_at(prep, x, slope=True)
+        lo, hi, val, d = at(x)
         gap = 1.5 * max(hi - val, val - lo) / max(-d, 1e-300) + 1e-13 * max(x, 1e-6)
         a, b = (x, b) if val > delta else (a, x)
         newton = val > 0 and d < 0
