@@ -1,6 +1,7 @@
 """The whole benchmark table in one run (one round against Apple, compositions against dp_accounting, the exact evaluators): prints a table, never pass/fail.
 
-    python benchmarks/suite.py [--apple DIR] [--repeats 3] [--quick] [--sections abc] [--peer-timeout 300]
+    python benchmarks/suite.py [--apple DIR] [--wang DIR] [--repeats 3] [--quick] [--sections abcd]
+                               [--peer-timeout 300]
                                [--once-above 20]
 
 Workloads, all eps(delta = 1e-6) through the command line's route in process
@@ -19,6 +20,11 @@ interpreter start-up):
     eps0 = 4, and 4 Gaussian releases: ``ShuffleAccountant`` against dp_accounting's own PLDs
     composed and read).  The summary gives each ratio by wall and by CPU time (targets: 4x for
     the compositions, 2x for the pipeline).
+(d) the deployed randomisers against Wang et al.'s variation-ratio code (``--wang DIR``, a
+    checkout of ``wangsw/PrivacyAmplification``; VLDB 2024), through ``benchmarks/randomizers.py``'s
+    own functions: k-RR (k = 10, eps0 = 1) and OUE (d = 100, eps0 = 3) at n = 1e4, K = 1 (their
+    ``amplificationUB``, T = 20 bisection steps).  Their number is a comparison, not a certified
+    bound for OUE or k-RR (chapter 10, the ledger); the ratio is their seconds over ours.
 (c) the exact evaluators, no peer: ``krr-strong`` / ``krr-weak`` (gamma = 0.853, k = 4) at
     n = 1e4 and 1e5 (``krr-weak`` also at 1e6 and 1e7: blocks of b), ``bitflip --m worst`` at n = 1e4 (q = 0.01) and 1e6 (q = 0.001), the
     ``randomizer`` k-RR (k = 10, eps0 = 1 and 4) at n = 1e4 (its peers: benchmarks/randomizers.py).
@@ -174,7 +180,28 @@ def _compositions(Ks: tuple[int, ...], extra: bool) -> tuple[list[tuple], str]:
     return out, "" if have_peer else "dp_accounting not importable"
 
 
-def rows(quick: bool, apple, apple_why: str, sections: str = "abc") -> list[Row]:
+def _wang_rows(wang: str | None) -> list[Row]:
+    """Section (d): ours and Wang et al.'s eps for k-RR and OUE at n = 1e4, one round, through
+    benchmarks/randomizers.py (its ``ours`` and ``wang_eps``)."""
+    spec = importlib.util.spec_from_file_location("_bench_randomizers", HERE / "randomizers.py")
+    rb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rb)
+    why = "" if wang else "not given (--wang DIR)"
+    out = []
+    for family, e0 in (("krr", 1.0), ("oue", 3.0)):
+        size = f"k={rb.K_RR}" if family == "krr" else f"d={rb.D_DOMAIN}"
+        peer = None
+        if wang:
+            def peer(family=family, e0=e0) -> str:
+                return f"{rb.wang_eps(wang, family, e0, 10 ** 4)[0]:.6f}"
+        out.append(Row("d", f"randomizer {family} {size} eps0={e0:g} n=1e4 K=1",
+                       lambda family=family, e0=e0: rb.ours(family, e0, 10 ** 4, 1)[0], peer,
+                       "Wang et al.", why))
+    return out
+
+
+def rows(quick: bool, apple, apple_why: str, sections: str = "abc",
+         wang: str | None = None) -> list[Row]:
     out = []
     mb = sl.mechanism_brackets
     ns = (10 ** 4, 10 ** 5) if quick else (10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7, 10 ** 8)
@@ -200,6 +227,8 @@ def rows(quick: bool, apple, apple_why: str, sections: str = "abc") -> list[Row]
         out.append(Row("b", "compositions", None, None, "dp_accounting", why))
     for name, ours, peer, prepare in comp_rows:
         out.append(Row("b", name, ours, peer, "dp_acc. matched", why, prepare))
+    if "d" in sections:
+        out.extend(_wang_rows(wang))
     if "c" not in sections:
         return out
     exact = [("krr-strong", 10 ** 4, dict(gamma=0.853, k=4)), ("krr-weak", 10 ** 4, dict(gamma=0.853, k=4)),
@@ -276,13 +305,14 @@ def main():
     ap.add_argument("--peer-timeout", type=float, default=300.0, help="seconds before a peer call is stopped")
     ap.add_argument("--once-above", type=float, default=20.0,
                     help="a peer run longer than this many seconds is not repeated")
-    ap.add_argument("--sections", default="abc",
+    ap.add_argument("--wang", help="a checkout of wangsw/PrivacyAmplification (section d)")
+    ap.add_argument("--sections", default="abcd",
                     help="the sections to run, e.g. 'b' for the compositions against dp_accounting alone")
     a = ap.parse_args()
-    if not a.sections or set(a.sections) - set("abc"):
-        ap.error(f"--sections takes letters of 'abc', got {a.sections!r}")
+    if not a.sections or set(a.sections) - set("abcd"):
+        ap.error(f"--sections takes letters of 'abcd', got {a.sections!r}")
     apple, why = _apple(a.apple)
-    work = rows(a.quick, apple, why, a.sections)
+    work = rows(a.quick, apple, why, a.sections, a.wang)
     sl.mechanism_brackets("ldp-shuffle", "epsilon", [DELTA], 1, n=100, eps0=1.0)   # imports scipy, untimed
     t0 = time.perf_counter()
     results = [(r, measure(r, a.repeats, a.peer_timeout, a.once_above)) for r in tqdm(work, desc="workloads", unit="row")]
