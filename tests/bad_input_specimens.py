@@ -25,6 +25,7 @@ from shuffle_lib.mechanisms.clones import pairs
 from shuffle_lib.mechanisms.krr import base as krr_base
 from shuffle_lib.mechanisms.randomizer import decompose
 from shuffle_lib.mechanisms.randomizer import noise as noise_
+from shuffle_lib.mechanisms.randomizer import unary
 
 NAN, INF = math.nan, math.inf
 
@@ -298,7 +299,16 @@ _add("mechanisms.randomizer.decompose",
      why_eps0_infinite=dict(R=R3),
      pair_decomposition=dict(R=np.array(R3), i=0, j=1), matrix_decompositions=dict(R=R3), olh_g=dict(eps0=1.0),
      family_decomposition=dict(family="krr", eps0=1.0, k=3, d=0))
-_add("mechanisms.randomizer.exact", exact_worst_delta=dict(matrix=R3, n=3, eps=0.5, rounds=1))
+_add("mechanisms.randomizer.exact", exact_worst_delta=dict(matrix=R3, n=3, eps=0.5, rounds=1),
+     dataset_delta=dict(matrix=R3, others=[2, 2], eps=0.5))
+UPAIR = unary.unary_pair("oue", 3.0, 20)
+_add("mechanisms.randomizer.unary",
+     unary_pair=dict(family="oue", eps0=3.0, n=20), delta_m=dict(pair=UPAIR, m=5, eps=0.5),
+     delta=dict(pair=UPAIR, eps=0.5, blocks=4), upper_epsilon=dict(pair=UPAIR, target=0.1),
+     pld_blocks=dict(pair=UPAIR, max_atoms=1e6),
+     upper_pld=dict(pair=UPAIR, compositions=1, accuracy=1e-2, blocks=4),
+     dataset_view=dict(family="oue", eps0=3.0, n=20), view_atoms=dict(family="oue", eps0=3.0, n=20))
+_add("mechanisms.randomizer", plds_epsilon=dict(plds=[PLD_], delta=0.1))
 _add("mechanisms.randomizer.noise",
      noise_law=dict(noise="laplace", scale=1.0), **{"Noise.gamma": dict(self=NZ)},
      upper_delta=dict(noise="laplace", n=3, eps=0.5, scale=1.0, step=0.03),
@@ -407,6 +417,13 @@ SPECIMENS = S
 # ---- per-function roles that differ from ROLE_BY_NAME ------------------------------------------
 
 ROLES: dict[str, dict[str, str | None]] = {
+    **{f"shuffle_lib.mechanisms.randomizer.unary.{f}": {"pair": "object"}
+       for f in ("delta", "upper_pld")},
+    "shuffle_lib.mechanisms.randomizer.unary.upper_epsilon": {"pair": "object", "target": "prob_lt1"},
+    "shuffle_lib.mechanisms.randomizer.unary.delta_m": {"pair": "object", "m": "count"},
+    "shuffle_lib.mechanisms.randomizer.unary.pld_blocks": {"pair": "object", "max_atoms": "pos"},
+    "shuffle_lib.mechanisms.randomizer.exact.dataset_delta": {"others": "ints0"},
+    "shuffle_lib.mechanisms.randomizer.plds_epsilon": {"plds": "object"},
     **{f"shuffle_lib.mechanisms.clones.compose.{f}": {"rounds": "triples"}
        for f in ("clone_model", "delta_bracket", "epsilon_bracket")},
     # max_loss None means no bound on the cut mass's loss; eps may be +inf (disjoint laws)

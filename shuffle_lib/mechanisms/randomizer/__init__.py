@@ -361,6 +361,11 @@ def view_epsilon(view: View, n: int, delta: float) -> float:
 def plds_epsilon(plds: Sequence[PLD], delta: float) -> float:
     """An eps whose certified lower delta (:func:`certified_lower`, the max over ``plds``, exact
     PLDs of dominated pairs) is still > delta (bisection), 0 if there is none."""
+    if not plds:
+        raise ValueError("plds must hold at least one PLD, got plds=[].")
+    for pl in plds:
+        v.instance("plds", pl, PLD)
+    delta = v.probability("delta", delta)
     def f(e):
         return max(certified_lower(pl, e) for pl in plds)
     if f(0.0) <= delta:

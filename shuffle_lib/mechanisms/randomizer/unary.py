@@ -68,6 +68,7 @@ from scipy.stats import binom
 from shuffle_lib.core import budget, search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
 from shuffle_lib.core.pld import PLD, pld_from_losses
 
 TAIL = 1e-30        # binomial mass left out of each window (added to the upper end)
@@ -129,6 +130,9 @@ def _laws(m: int, p0: float) -> tuple[np.ndarray, np.ndarray]:
 
 def delta_m(pair: UnaryPair, m: int, eps: float) -> tuple[float, float]:
     """(value, rounding allowance) of delta_M(eps) at M = m without the windows' tails."""
+    v.instance("pair", pair, UnaryPair)
+    m = v.integer("m", m, lo=1, hi=10 ** 9)
+    eps = v.real("eps", eps, 0.0)
     a, pa = _laws(m, pair.p0)
     S = m + math.expm1(pair.eps0) * a            # increasing in a
     E = math.exp(eps)
@@ -148,7 +152,7 @@ def delta(pair: UnaryPair, eps: float, blocks: int = BLOCKS) -> tuple[float, flo
     bounds the shuffled encoding's delta(eps) for every dataset (module docstring)."""
     v.instance("pair", pair, UnaryPair)
     eps = v.real("eps", eps, 0.0)
-    edges, mass, out = _blocks(pair, blocks)
+    edges, mass, out = _blocks(pair, v.integer("blocks", blocks, lo=1, hi=10 ** 9))
     at = [delta_m(pair, int(m), eps) for m in edges]
     hi = math.fsum(w * (d + err) for w, (d, err) in zip(mass, at[:-1]))
     hi += out + 2 * math.exp(pair.eps0) * TAIL
@@ -160,7 +164,7 @@ def upper_epsilon(pair: UnaryPair, target: float) -> float:
     """An eps whose certified delta upper end is <= ``target``, near the least (Illinois on
     [0, eps0]; eps0 itself holds: the pair is eps0-DP, a post-processing of one report)."""
     v.instance("pair", pair, UnaryPair)
-    target = v.real("delta", target, 0.0, 1.0, lo_open=True, hi_open=True)
+    target = v.real("target", target, 0.0, 1.0, lo_open=True, hi_open=True)
 
     def f(e: float) -> float:
         return delta(pair, e)[1]
@@ -175,6 +179,8 @@ def upper_epsilon(pair: UnaryPair, target: float) -> float:
 def pld_blocks(pair: UnaryPair, max_atoms: float) -> int:
     """The most blocks of M, up to PLD_BLOCKS, whose atoms (blocks x window^2, the largest
     window) stay within ``max_atoms``; 0 when not even MIN_PLD_BLOCKS do."""
+    v.instance("pair", pair, UnaryPair)
+    max_atoms = v.real("max_atoms", max_atoms, 0.0, lo_open=True)
     ms = _window(pair.n - 1, pair.lam) + 1
     per = _laws(int(ms[-1]), pair.p0)[0].size ** 2
     b = min(PLD_BLOCKS, int(max_atoms // per))
@@ -187,6 +193,7 @@ def upper_pld(pair: UnaryPair, compositions: int, accuracy: float,
     the loss log(S_0 / S_1) rounded up onto the grid accuracy / (8 compositions); the windows'
     tails (module docstring, item 1) at +inf."""
     v.instance("pair", pair, UnaryPair)
+    compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     h = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True) / (8.0 * compositions)
     edges, mass, out = _blocks(pair, v.integer("blocks", blocks, lo=1, hi=10 ** 6))
     c = math.expm1(pair.eps0)
