@@ -211,6 +211,11 @@ class Mechanism:
         goal: Literal["delta", "epsilon"] = "delta" if verb == "delta" else "epsilon"
         with acc.collect() as notes, progress.task(f"{verb} {self.name}"):
             brs = evaluate.brackets(model, goal, targets, compositions, accuracy=accuracy)
+            if goal == "epsilon":
+                rebuild = ((lambda a: self.model(values, compositions, a)[1])
+                           if "accuracy" in self.uses else None)
+                brs = evaluate.refined_epsilon(model, targets, compositions, accuracy, brs,
+                                               rebuild)
         goals = [float(x) for x in v.reals("targets", targets)]
         return params, acc.annotate(goal, goals, brs, accuracy, compositions, notes)
 
