@@ -51,7 +51,7 @@ def test_finer_accuracy_only_below_0_04_and_only_for_a_miss():
     assert A.finer_accuracy(Bracket(0.0099, 0.0101), a) == pytest.approx(25 * a * 0.0101)
     assert A.finer_accuracy(Bracket(0.00995, 0.01005), a) is None        # met
     assert A.finer_accuracy(Bracket(0.3, 0.31), a) is None               # a miss at eps >= 0.04
-    assert A.finer_accuracy(Bracket(0.0, 1e-3), a) == pytest.approx(25 * a * 1e-3)
+    assert A.finer_accuracy(Bracket(0.0, 4e-4), a) == pytest.approx(a / 100)          # floor
     assert A.finer_accuracy(Bracket(0.0, math.inf), a) is None
     assert A.finer_accuracy(Bracket(0.01, 0.01), a) is None
     assert A.finer_accuracy(Bracket(0.0099, 0.0101), 2e-5) is None       # wider than 2 x 2a
