@@ -85,7 +85,8 @@ def eps_demand(accuracy: float, upper: float) -> float:
 
 GRID_SHARE = 2.0
 """A first grid at ``accuracy`` a accounts for an eps half-width of about a (its step is chosen
-for it); a half-width above GRID_SHARE x a is the mechanism's own bounds (:func:`finer_accuracy`)."""
+for it); a half-width above GRID_SHARE x a is the mechanism's own bounds
+(:func:`finer_accuracy`)."""
 
 
 def finer_accuracy(bracket: Bracket, accuracy: float) -> float | None:
