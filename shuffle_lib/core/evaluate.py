@@ -196,6 +196,8 @@ def _fewer_rounds_lower(model: Model, delta: list[float], k: int, br: list[Brack
 
 REFINEMENTS = 2
 """The most times :func:`refined_epsilon` evaluates a target again."""
+STEP_MARGIN = 0.8
+""":func:`refined_epsilon` asks for this share of the accuracy that would just meet the demand."""
 
 
 def refined_epsilon(model: Model, delta: ArrayLike, compositions: int, accuracy: float,
@@ -205,15 +207,17 @@ def refined_epsilon(model: Model, delta: ArrayLike, compositions: int, accuracy:
     ``accuracy``) narrowed where they miss the relative part of the contract (eps below 0.04,
     :func:`shuffle_lib.core.accuracy.eps_demand`).
 
-    Such targets are evaluated again at the accuracy the demand implies
-    (:func:`shuffle_lib.core.accuracy.finer_accuracy`, the least over the targets that miss), then
-    once more at a quarter of it for the targets still missing whose bracket that halved (a
-    grid-bound width; one that did not halve is held by the mechanism's own bounds, which a finer
-    grid does not close).  ``rebuild(accuracy)`` builds the model again at the finer accuracy,
-    for a model whose PLDs are placed on the accuracy's grid (None: ``model`` serves every
-    accuracy).  A model without PLD pairs (a method only) is returned as it is.  Each bracket is
-    the intersection of certified brackets, so it is certified.  A finer build or grid that the
-    limits refuse (ValueError) is noted as the ``"memory"`` limit, the brackets so far kept.
+    Such targets are evaluated again at the accuracy the demand implies: the grid's half-width
+    is taken to scale with its accuracy, so the accuracy is scaled by the least ratio of the
+    demand (:func:`shuffle_lib.core.accuracy.finer_accuracy`) to the half-width reached, times
+    :data:`STEP_MARGIN`; then once more, the same way, for the targets still missing whose bracket
+    that halved (a grid-bound width; one that did not halve is held by the mechanism's own bounds,
+    which a finer grid does not close).  ``rebuild(accuracy)`` builds the model again at the
+    finer accuracy, for a model whose PLDs are placed on the accuracy's grid (None: ``model``
+    serves every accuracy).  A model without PLD pairs (a method only) is returned as it is.
+    Each bracket is the intersection of certified brackets, so it is certified.  A finer build or
+    grid that the limits refuse (ValueError) is noted as the ``"memory"`` limit, the brackets so
+    far kept.
     """
     if not any(isinstance(c, PLDPair) for c in model.upper + model.lower):
         return list(first)
@@ -224,8 +228,9 @@ def refined_epsilon(model: Model, delta: ArrayLike, compositions: int, accuracy:
                 and (step == 0 or _halved(b, before[i]))]
         if not need:
             break
-        want = min(A.finer_accuracy(out[i], accuracy) or accuracy for i in need)
-        acc = want if step == 0 else min(want, acc / 4)
+        # a grid-bound half-width scales with the accuracy: ask for the demand's share of it
+        acc *= STEP_MARGIN * min((A.finer_accuracy(out[i], accuracy) or accuracy)
+                                 / (0.5 * (out[i].upper - out[i].lower)) for i in need)
         try:
             at = model if rebuild is None else rebuild(acc)
             sub = epsilon_brackets(at, [targets[i] for i in need], compositions, accuracy=acc)
