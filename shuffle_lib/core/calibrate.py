@@ -156,7 +156,8 @@ def _solve(mech: Mechanism, param: Param, eps: float, delta: float, fixed: dict,
     :func:`shuffle_lib.core.search.secant_from_guess` on g (:func:`_objective`) of t, the log of
     the value (or the value, for a range reaching 0) signed so that t grows where the mechanism
     gets more private; ``guess`` is (value, d g / d t or None) or None (then the range's
-    middle)."""
+    middle, with first steps of a quarter of the range: a privacy setting's range spans orders
+    of magnitude)."""
     lo, hi = _search_range(mech, param, fixed)
     sign = 1.0 if param.more_private == "up" else -1.0
     positive = lo > 0
@@ -173,7 +174,7 @@ def _solve(mech: Mechanism, param: Param, eps: float, delta: float, fixed: dict,
     f = _objective(mech, param.name, fixed, eps, delta, compositions, accuracy, cache)
     t_lo, t_hi = sorted((to_t(lo), to_t(hi)))
     if guess is None:
-        start, slope, step = 0.5 * (t_lo + t_hi), None, 1.0
+        start, slope, step = 0.5 * (t_lo + t_hi), None, max(1.0, 0.25 * (t_hi - t_lo))
     else:
         start, slope, step = to_t(guess[0]), guess[1], 0.05
 
