@@ -247,9 +247,10 @@ def calibrate_mechanism(mech: Mechanism, solve: str, eps: float, delta: float, f
 
     Every value tried is a full query of ``compositions`` rounds at ``accuracy``, and the value
     returned is one of them, so its delta_upper is certified.  They are few: the search starts
-    from a one-round calibration transferred to K rounds (:func:`_transfer_guess`; one-round
-    queries are cheap) and takes secant steps on log delta_upper (:func:`_solve`), each aimed a
-    little to the private side, until the least private value is pinned to a relative
+    from a one-round calibration transferred to K rounds with its slope (:func:`_transfer_guess`;
+    one-round queries are cheap where the build is) and takes secant steps on the distance to the
+    target in mu-GDP coordinates (:func:`_objective`, :func:`_solve`), each aimed a little to the
+    private side, until the least private value is pinned to a relative
     ``rtol`` (a failing value within rtol, or the secant's estimate of the distance to it).
     Integers (n, m) end between adjacent integers, both evaluated.
     """
