@@ -527,7 +527,11 @@ NOT_SWEPT = {
     **{f"shuffle_lib.core.accuracy.{f}": "the accuracy contract's bookkeeping, called by "
        "Mechanism.evaluate on targets and brackets it has already checked (Mechanism.evaluate and "
        "mechanism_brackets are swept); its definition is pinned by tests/test_accuracy.py"
-       for f in ("annotate", "collect", "delta_rtol", "half_width", "limit_of", "met", "note")},
+       for f in ("annotate", "collect", "delta_rtol", "eps_demand", "finer_accuracy", "half_width",
+                 "limit_of", "met", "note")},
+    "shuffle_lib.core.evaluate.refined_epsilon": "the eps refinement Mechanism.evaluate runs on the "
+        "model, targets and first brackets that evaluate.brackets has just checked (Mechanism.evaluate "
+        "and mechanism_brackets are swept)",
     **{f"shuffle_lib.core.progress.{f}": "the progress bar's switches and ticks: no numeric input "
        "(tests/test_progress.py pins them)"
        for f in ("advance", "enabled", "quiet", "set_progress", "task")},

@@ -236,3 +236,17 @@ def test_noise_solve_scale_is_the_least_scale_that_meets(cli_json):
     assert out["achieved"]["delta_upper"] <= 1e-3
     less = sl.mechanism_brackets("randomizer", "delta", [1.0], 1, n=20, noise="laplace", scale=b * (1 - 1e-3))
     assert less[0].upper > 1e-3
+
+
+def test_krr_strong_calibration_takes_few_evaluations_in_mu_gdp_coordinates(monkeypatch):
+    """krr-strong, n = 1e4, k = 4, K = 10, (1, 1e-6): each evaluation builds the k-RR PLD, one
+    round or ten costing about the same; the secant on the mu-GDP distance (a slope carried from
+    one round to K) takes at most 8 of them where the secant on log delta took 17."""
+    seen = _counting(monkeypatch)
+    mech = sl.mechanism("krr-strong")
+    _, g, d_up = calibrate.calibrate_mechanism(mech, "gamma", 1.0, 1e-6, {"n": 10_000, "k": 4}, 10)
+    assert seen["full"] + seen["one"] <= 8, seen
+    assert d_up <= 1e-6
+    monkeypatch.undo()
+    _, model = mech.model({"n": 10_000, "k": 4, "gamma": g * (1 - 1e-3)}, 10)
+    assert evaluate.delta_brackets(model, [1.0], 10)[0].upper > 1e-6

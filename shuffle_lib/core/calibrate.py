@@ -105,26 +105,59 @@ def _search_range(mech: Mechanism, param: Param, fixed: dict) -> tuple[float, fl
     return lo, hi
 
 
-def _log_upper(mech: Mechanism, name: str, fixed: dict, eps: float, compositions: int,
-               accuracy: float, cache: dict) -> Callable[[float], float]:
-    """value -> log of the certified upper delta at eps (floored at 1e-300), each value
-    evaluated once (``cache[value] = (params, delta_upper)``)."""
+def _log_mu(log_delta: float, eps: float) -> float:
+    """log mu of the mu-Gaussian DP curve through (eps, e^log_delta) (Dong, Roth & Su 2022,
+    Cor. 2.13), clamped to mu in [MU_MIN, MU_MAX]: increasing in delta."""
+    def gap(log_mu: float) -> float:
+        return log_gaussian_delta(math.exp(-log_mu), eps) - log_delta
+    lo, hi = math.log(MU_MIN), math.log(MU_MAX)
+    if gap(lo) >= 0:
+        return lo
+    if gap(hi) <= 0:
+        return hi
+    return float(brentq(gap, lo, hi, xtol=1e-12))
+
+
+MU_MIN, MU_MAX = 1e-6, 1e3
+"""The mu range of :func:`_log_mu` (mu = 1e3 is delta ~ 1 at every eps below 1e5)."""
+
+
+def _objective(mech: Mechanism, name: str, fixed: dict, eps: float, delta: float,
+               compositions: int, accuracy: float, cache: dict) -> Callable[[float], float]:
+    """value -> the distance from the target in mu-Gaussian coordinates: |log mu(delta_upper) -
+    log mu(delta)|, signed as log delta_upper - log delta (so its sign is exactly whether the
+    certified upper delta at eps meets the target), each value evaluated once
+    (``cache[value] = (params, delta_upper)``).
+
+    mu-GDP coordinates, as the composition theorem of Dong, Roth & Su 2022 (Cor. 3.3, mu_K =
+    sqrt(K) mu_1) makes them nearly linear in the log of a privacy setting where log delta is
+    not (log delta ~ -eps^2 / (2 mu^2)): secant steps land in few evaluations, and a slope
+    measured on one round carries over to K rounds."""
+    target = _log_mu(math.log(delta), eps)
+
     def f(value: float) -> float:
         if value not in cache:
             params, model = mech.model(dict(fixed, **{name: value}), compositions, accuracy)
             br = evaluate.delta_brackets(model, [eps], compositions, accuracy=accuracy)[0]
             cache[value] = (params, br.upper)
-        return math.log(max(cache[value][1], 1e-300))
+        ld = math.log(max(cache[value][1], 1e-300))
+        if ld == math.log(delta):
+            return 0.0
+        return math.copysign(max(abs(_log_mu(ld, eps) - target), 1e-15), ld - math.log(delta))
     return f
 
 
 def _solve(mech: Mechanism, param: Param, eps: float, delta: float, fixed: dict,
            compositions: int, accuracy: float, rtol: float,
-           guess: tuple[float, float | None] | None, cache: dict) -> tuple[float | None, float]:
+           guess: tuple[float, float | None] | None, cache: dict
+           ) -> tuple[float | None, float, float | None]:
     """(the least private value found meeting the target, or None; its range's most private
-    end) by :func:`shuffle_lib.core.search.secant_from_guess` on t, the log of the value (or the
-    value, for a range reaching 0) signed so that t grows where the mechanism gets more
-    private; ``guess`` is (value, d log delta / d t) or None (then the range's middle)."""
+    end; the slope d g / d t near the answer, or None) by
+    :func:`shuffle_lib.core.search.secant_from_guess` on g (:func:`_objective`) of t, the log of
+    the value (or the value, for a range reaching 0) signed so that t grows where the mechanism
+    gets more private; ``guess`` is (value, d g / d t or None) or None (then the range's
+    middle, with first steps of a quarter of the range: a privacy setting's range spans orders
+    of magnitude)."""
     lo, hi = _search_range(mech, param, fixed)
     sign = 1.0 if param.more_private == "up" else -1.0
     positive = lo > 0
@@ -138,25 +171,42 @@ def _solve(mech: Mechanism, param: Param, eps: float, delta: float, fixed: dict,
         x = min(max(x, lo), hi)
         return float(round(x)) if integer else x
 
-    f = _log_upper(mech, param.name, fixed, eps, compositions, accuracy, cache)
+    f = _objective(mech, param.name, fixed, eps, delta, compositions, accuracy, cache)
     t_lo, t_hi = sorted((to_t(lo), to_t(hi)))
     if guess is None:
-        start, slope, step = 0.5 * (t_lo + t_hi), None, 1.0
+        start, slope, step = 0.5 * (t_lo + t_hi), None, max(1.0, 0.25 * (t_hi - t_lo))
     else:
         start, slope, step = to_t(guess[0]), guess[1], 0.05
-    log_d = math.log(delta)
 
     def done(no: float, yes: float) -> bool:
         if integer:
             return abs(to_x(yes) - to_x(no)) <= 1
         return yes - no <= rtol
 
+    g_at: dict[float, float] = {}
+
+    def g(t: float) -> float:
+        g_at[t] = f(int(to_x(t)) if integer else to_x(t))
+        return g_at[t]
+
     yes, _ = one_d.secant_from_guess(
-        lambda t: f(int(to_x(t)) if integer else to_x(t)) - log_d, t_lo, t_hi, start, done,
-        slope, step, 0.0 if integer else rtol,
+        g, t_lo, t_hi, start, done, slope, step, 0.0 if integer else rtol,
         snap=(lambda t: to_t(to_x(t))) if integer else None)
     best = None if yes is None else (int(to_x(yes)) if integer else to_x(yes))
-    return best, (hi if sign > 0 else lo)
+    return best, (hi if sign > 0 else lo), _slope_near(g_at, yes)
+
+
+def _slope_near(g_at: dict[float, float], t0: float | None) -> float | None:
+    """The secant slope of g through the two evaluated points nearest ``t0`` where g is finite
+    and not clamped, when it falls (g is non-increasing); else None."""
+    if t0 is None:
+        return None
+    pts = sorted(((t, y) for t, y in g_at.items() if math.isfinite(y)),
+                 key=lambda p: abs(p[0] - t0))[:2]
+    if len(pts) < 2 or pts[0][0] == pts[1][0]:
+        return None
+    s = (pts[1][1] - pts[0][1]) / (pts[1][0] - pts[0][0])
+    return s if s < 0 else None
 
 
 def _transfer_guess(mech: Mechanism, param: Param, eps: float, delta: float, fixed: dict,
@@ -164,37 +214,28 @@ def _transfer_guess(mech: Mechanism, param: Param, eps: float, delta: float, fix
     """A starting point for ``compositions`` rounds from one round: (value, slope) or None.
 
     The composition is taken to be mu-Gaussian DP: mu_K from (eps, delta) (Dong, Roth & Su 2022,
-    Cor. 2.13), each round mu_1 = mu_K / sqrt(K) (their Cor. 3.3), and one round calibrated (cheap)
-    at (eps_1, delta_1) on mu_1-GDP's curve, eps_1 = mu_1 (mu_1 / 2 + 1) (one standard deviation
-    above the loss's mean).  Shuffled randomisers at large n are close to Gaussian, and there the
-    value lands within ~1e-4 of the answer; elsewhere it is only a start, as every value the
-    calibration returns is judged by K rounds' own certified upper end.  The slope d log delta /
-    d t comes from the same transfer at delta e^-2.
+    Cor. 2.13), each round mu_1 = mu_K / sqrt(K) (their Cor. 3.3), and one round calibrated at
+    (eps_1, delta_1) on mu_1-GDP's curve, eps_1 = mu_1 (mu_1 / 2 + 1) (one standard deviation
+    above the loss's mean), to a relative 1e-2 (only a start).  Shuffled randomisers at large n
+    are close to Gaussian, and there the value lands within ~1e-3 of the answer; elsewhere it is
+    only a start, as every value the calibration returns is judged by K rounds' own certified
+    upper end.  The slope, in the mu coordinates of :func:`_objective`, is the one-round
+    search's own near its answer: under mu_K = sqrt(K) mu_1 the log of mu has one slope for one
+    round and for K.
     """
-    def one_round(d: float, start: tuple[float, float | None] | None) -> float | None:
-        try:
-            mu = brentq(lambda m: log_gaussian_delta(1 / m, eps) - math.log(d), 1e-6, 1e3)
-        except ValueError:
-            return None
-        mu1 = mu / math.sqrt(compositions)
-        e1 = mu1 * (mu1 / 2 + 1)
-        ld1 = log_gaussian_delta(1 / mu1, e1) if mu1 >= 1e-6 else -math.inf
-        if not -700 < ld1 < 0:
-            return None
-        try:
-            return _solve(mech, param, e1, math.exp(ld1), fixed, 1, accuracy, 1e-3, start, {})[0]
-        except ValueError:
-            return None
-
-    x0 = one_round(delta, None)
-    if x0 is None:
+    mu = math.exp(_log_mu(math.log(delta), eps))
+    if not MU_MIN < mu < MU_MAX:
         return None
-    x1 = one_round(delta * math.exp(-2), (x0, None))
-    lo, _ = _search_range(mech, param, fixed)
-    if x1 is None or x1 == x0 or not (x0 > 0 and x1 > 0 and lo > 0):
-        return x0, None
-    dt = (math.log(x1) - math.log(x0)) * (1.0 if param.more_private == "up" else -1.0)
-    return x0, (-2.0 / dt if dt > 0 else None)
+    mu1 = mu / math.sqrt(compositions)
+    e1 = mu1 * (mu1 / 2 + 1)
+    ld1 = log_gaussian_delta(1 / mu1, e1) if mu1 >= MU_MIN else -math.inf
+    if not -700 < ld1 < 0:
+        return None
+    try:
+        x0, _, slope = _solve(mech, param, e1, math.exp(ld1), fixed, 1, accuracy, 1e-2, None, {})
+    except ValueError:
+        return None
+    return None if x0 is None else (x0, slope)
 
 
 def calibrate_mechanism(mech: Mechanism, solve: str, eps: float, delta: float, fixed: dict,
@@ -206,9 +247,10 @@ def calibrate_mechanism(mech: Mechanism, solve: str, eps: float, delta: float, f
 
     Every value tried is a full query of ``compositions`` rounds at ``accuracy``, and the value
     returned is one of them, so its delta_upper is certified.  They are few: the search starts
-    from a one-round calibration transferred to K rounds (:func:`_transfer_guess`; one-round
-    queries are cheap) and takes secant steps on log delta_upper (:func:`_solve`), each aimed a
-    little to the private side, until the least private value is pinned to a relative
+    from a one-round calibration transferred to K rounds with its slope (:func:`_transfer_guess`;
+    one-round queries are cheap where the build is) and takes secant steps on the distance to the
+    target in mu-GDP coordinates (:func:`_objective`, :func:`_solve`), each aimed a little to the
+    private side, until the least private value is pinned to a relative
     ``rtol`` (a failing value within rtol, or the secant's estimate of the distance to it).
     Integers (n, m) end between adjacent integers, both evaluated.
     """
@@ -225,7 +267,7 @@ def calibrate_mechanism(mech: Mechanism, solve: str, eps: float, delta: float, f
     guess = (_transfer_guess(mech, param, eps, delta, fixed, compositions, accuracy)
              if compositions > 1 else None)
     cache: dict = {}
-    value, safe = _solve(mech, param, eps, delta, fixed, compositions, accuracy, rtol, guess,
+    value, safe, _ = _solve(mech, param, eps, delta, fixed, compositions, accuracy, rtol, guess,
                          cache)
     if value is None:
         lo, hi = _search_range(mech, param, fixed)

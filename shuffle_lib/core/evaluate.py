@@ -24,6 +24,7 @@ model's pairs) for mechanisms that declare no Renyi method of their own.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -191,6 +192,61 @@ def _fewer_rounds_lower(model: Model, delta: list[float], k: int, br: list[Brack
     for i, b in zip(need, sub):
         out[i] = Bracket(min(b.lower, br[i].upper), br[i].upper)
     return out
+
+
+REFINEMENTS = 2
+"""The most times :func:`refined_epsilon` evaluates a target again."""
+STEP_MARGIN = 0.8
+""":func:`refined_epsilon` asks for this share of the accuracy that would just meet the demand."""
+
+
+def refined_epsilon(model: Model, delta: ArrayLike, compositions: int, accuracy: float,
+                    first: Sequence[Bracket],
+                    rebuild: Callable[[float], Model] | None = None) -> list[Bracket]:
+    """``first`` (the eps brackets of ``model`` at ``delta``, ``compositions`` rounds, at
+    ``accuracy``) narrowed where they miss the relative part of the contract (eps below 0.04,
+    :func:`shuffle_lib.core.accuracy.eps_demand`).
+
+    Such targets are evaluated again at the accuracy the demand implies: the grid's half-width
+    is taken to scale with its accuracy, so the accuracy is scaled by the least ratio of the
+    demand (:func:`shuffle_lib.core.accuracy.finer_accuracy`) to the half-width reached, times
+    :data:`STEP_MARGIN`; then once more, the same way, for the targets still missing whose bracket
+    that halved (a grid-bound width; one that did not halve is held by the mechanism's own bounds,
+    which a finer grid does not close).  ``rebuild(accuracy)`` builds the model again at the
+    finer accuracy, for a model whose PLDs are placed on the accuracy's grid (None: ``model``
+    serves every accuracy).  A model without PLD pairs (a method only) is returned as it is.
+    Each bracket is the intersection of certified brackets, so it is certified.  A finer build or
+    grid that the limits refuse (ValueError) is noted as the ``"memory"`` limit, the brackets so
+    far kept.
+    """
+    if not any(isinstance(c, PLDPair) for c in model.upper + model.lower):
+        return list(first)
+    targets = [float(d) for d in np.atleast_1d(np.asarray(delta, dtype=float))]
+    out, before, acc = list(first), list(first), accuracy
+    for step in range(REFINEMENTS):
+        need = [i for i, b in enumerate(out) if A.finer_accuracy(b, accuracy) is not None
+                and (step == 0 or _halved(b, before[i]))]
+        if not need:
+            break
+        # a grid-bound half-width scales with the accuracy: ask for the demand's share of it
+        acc *= STEP_MARGIN * min((A.finer_accuracy(out[i], accuracy) or accuracy)
+                                 / (0.5 * (out[i].upper - out[i].lower)) for i in need)
+        try:
+            at = model if rebuild is None else rebuild(acc)
+            sub = epsilon_brackets(at, [targets[i] for i in need], compositions, accuracy=acc)
+        except ValueError:
+            A.note("epsilon", [targets[i] for i in need], "memory")
+            break
+        before = list(out)
+        for i, b in zip(need, sub):
+            lo, hi = max(out[i].lower, b.lower), min(out[i].upper, b.upper)
+            out[i] = Bracket(min(lo, hi), hi)
+    return out
+
+
+def _halved(now: Bracket, before: Bracket) -> bool:
+    """True when a refinement at least halved a bracket's width."""
+    return now.upper - now.lower <= 0.5 * (before.upper - before.lower)
 
 
 def delta_brackets(model: Model, eps: ArrayLike, compositions: int = 1, **kw) -> list[Bracket]:

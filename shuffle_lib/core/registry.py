@@ -191,8 +191,11 @@ class Mechanism:
         (``"rdp"``, max over both directions; the mechanism's own method when it declares one,
         else the divergence of the build's PLDs).  Renyi divergence adds up over independent
         rounds, so ``rdp`` of K rounds is K times one round's.  delta and eps brackets carry
-        ``accuracy_met`` and ``limit`` (:func:`shuffle_lib.core.accuracy.annotate`).  The one path
-        from a declaration to numbers: the command line and ``mechanism_brackets`` both take it."""
+        ``accuracy_met`` and ``limit`` (:func:`shuffle_lib.core.accuracy.annotate`); an eps bracket
+        below 0.04 that misses its accuracy is evaluated again finer, the model built again at
+        that accuracy when the declaration ``uses`` it
+        (:func:`shuffle_lib.core.evaluate.refined_epsilon`).  The one path from a declaration to
+        numbers: the command line and ``mechanism_brackets`` both take it."""
         v.choice("verb", verb, ("delta", "epsilon", "rdp"))
         compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
         accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
@@ -211,6 +214,11 @@ class Mechanism:
         goal: Literal["delta", "epsilon"] = "delta" if verb == "delta" else "epsilon"
         with acc.collect() as notes, progress.task(f"{verb} {self.name}"):
             brs = evaluate.brackets(model, goal, targets, compositions, accuracy=accuracy)
+            if goal == "epsilon":
+                rebuild = ((lambda a: self.model(values, compositions, a)[1])
+                           if "accuracy" in self.uses else None)
+                brs = evaluate.refined_epsilon(model, targets, compositions, accuracy, brs,
+                                               rebuild)
         goals = [float(x) for x in v.reals("targets", targets)]
         return params, acc.annotate(goal, goals, brs, accuracy, compositions, notes)
 

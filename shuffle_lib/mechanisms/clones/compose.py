@@ -39,10 +39,12 @@ TRUNCATION = 1e-18
 """The binomial tail mass a round's exact PLDs leave out (clones.pld.clone_pld's tau)."""
 
 
+@functools.lru_cache(maxsize=1)
 def _exact_plds(n, eps0, pair, tau=TRUNCATION):
     """(PLD with the dropped mass as a top atom, dominated PLD, dropped mass) of one round from
     the exact atoms of :func:`clone_pld` truncated at ``tau``; ValueError naming max_atoms above
-    ``EXACT_MAX_ATOMS`` atoms."""
+    ``EXACT_MAX_ATOMS`` atoms.  The last one is kept: they do not depend on the accuracy, and an
+    eps query refined below eps = 0.04 builds the model again at a finer one."""
     low, info = clone_pld(n, eps0, pair, tau, "lower", EXACT_MAX_ATOMS)
     top = pld_from_losses(np.append(low.losses, clone_top_loss(*check_params(n, eps0, pair))),
                           np.append(low.probs, info["dropped"]), low.inf_mass)
