@@ -137,13 +137,14 @@ def test_cli_reports_the_verdict_in_json_and_text(cli, cli_json):
 
 
 def test_small_eps_bracket_is_refined_to_the_relative_demand_and_contains_the_exact_eps(tmp_path):
-    """A 3-outcome pair, 30 rounds, eps(1e-6) ~ 0.0037: the first grid (absolute half-width
-    2e-4) leaves it ~7 % wide; the query refines it to within 1 %, around the exact eps of the
-    multinomial enumeration (tests/exact_oracle.py, no library call)."""
+    """A 3-outcome pair off every lattice (a lattice pair composes exactly), 30 rounds,
+    eps(1e-6) ~ 0.0030: the first grid (absolute half-width 2e-4) leaves it ~12 % wide; the
+    query refines it to within 1 %, around the exact eps of the multinomial enumeration
+    (tests/exact_oracle.py, no library call)."""
     from shuffle_lib.core import evaluate
     from shuffle_lib.mechanisms import get
 
-    p, q = [0.3334, 0.3333, 0.3333], [0.3333, 0.3333, 0.3334]
+    p, q = [0.3334, 0.3333, 0.3333], [0.33331, 0.33333, 0.33336]
     path = tmp_path / "pq.json"
     path.write_text(json.dumps({"p": p, "q": q}))
     exact = exact_oracle.epsilon(p, q, 30, 1e-6)

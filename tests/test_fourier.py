@@ -310,7 +310,7 @@ def test_memory_guard_refuses_before_allocating(monkeypatch):
     """A composition whose grid would exceed MEMORY_LIMIT is refused with the size it needs."""
     monkeypatch.setattr(grid, "MEMORY_LIMIT", 1e6)
     monkeypatch.setattr(grid, "resident_bytes", lambda: 0.0)   # the grid's own estimate alone
-    p, q = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]
+    p, q = [0.5, 0.3, 0.2], [0.2, 0.35, 0.45]         # off every lattice: composed on a grid
     with pytest.raises(ValueError, match=r"GB.*SHUFFLE_LIB_MEMORY_LIMIT"):
         sl.epsilon_bracket([(sl.pld_from_pmfs(p, q), 10)], [(sl.pld_from_pmfs(q, p), 10)], [1e-6], accuracy=1e-6)
     assert grid.check_memory(1000, "x") == 1000
@@ -340,7 +340,7 @@ def test_the_resident_set_grows_with_an_array():
 def test_a_grid_refused_for_memory_is_composed_coarser(monkeypatch):
     """The accuracy-driven route retries a grid the memory guard refuses on a step twice as coarse
     (certified, with "memory" noted by the callers) instead of failing the query."""
-    p, q = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]
+    p, q = [0.5, 0.3, 0.2], [0.2, 0.35, 0.45]         # off every lattice: composed on a grid
     comps = [(sl.pld_from_pmfs(p, q), 10)]
     fine = fourier.compose(comps, accuracy=1e-5)
     monkeypatch.setattr(grid, "resident_bytes", lambda: 0.0)
@@ -478,3 +478,20 @@ def test_fast_reads_follow_the_exact_reads():
             exact = grid._grid_delta(g, cg.h, cg.lam, float(x))[0]
             fast = grid._fast_grid_delta(cg, side, float(x))
             assert fast == pytest.approx(exact, rel=1e-9, abs=1e-300), (side, x)
+
+
+@pytest.mark.parametrize("K", [2, 10, 40])
+def test_a_lattice_pair_composes_exactly_at_the_default_accuracy(K):
+    """The 3-outcome pair (0.5, 0.3, 0.2) / (0.2, 0.3, 0.5) has every loss on k log 2.5: it is
+    composed on that lattice (2K + 1 points), not on a grid of the accuracy's step, so its
+    eps(1e-6) bracket is as narrow as the round-off allows and holds the exact eps of the
+    multinomial enumeration (no library call); a pair off every lattice keeps a grid's width."""
+    p, q = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]
+    br = sl.epsilon_bracket([(sl.pld_from_pmfs(p, q), K)], [(sl.pld_from_pmfs(q, p), K)], [1e-6])[0]
+    exact = oracle.epsilon(p, q, K, 1e-6)
+    assert br.lower <= exact <= br.upper
+    assert br.upper - br.lower <= 1e-9 * br.upper
+    off = [0.2, 0.35, 0.45]
+    grid_br = sl.epsilon_bracket([(sl.pld_from_pmfs(p, off), K)], [(sl.pld_from_pmfs(off, p), K)],
+                                 [1e-6])[0]
+    assert grid_br.upper - grid_br.lower > 1e-6 * grid_br.upper

@@ -172,14 +172,16 @@ def _compose(components: PLD | Sequence[tuple[PLD, int]], accuracy: float, h: fl
             )
         return F.compose_on_grid(components, h, lam, mode, tau=tau)
     h = _fine_step(components, accuracy)
+    # a lattice pair composes exactly on its lattice, at any K (grid point 1a's roundings are
+    # the identity there): certified and as narrow as the round-off allows, on the fewest points
+    # when the lattice is coarser than the accuracy's step (randomised response; the 3-outcome
+    # pair (0.5, 0.3, 0.2) / (0.2, 0.3, 0.5) at K = 10: 21 points), and where the coarsened grid
+    # below would leave a rounding width of K h (0 to 278647 for eps(1e-6) of that pair at
+    # K = 1e6, 1.2e10 points at the accuracy's step)
+    g = F.lattice_step(components)
+    if g is not None and g >= h and width / g <= max_points:
+        return F.compose_on_grid(components, g, lam, "updown", method="squaring", tau=tau)
     if width / h > max_points:
-        # a lattice pair composes exactly on its lattice, at any K (grid point 1a's roundings are
-        # the identity there): certified and as narrow as the round-off allows, where the coarsened
-        # grid below leaves a rounding width of K h (0 to 278647 for eps(1e-6) of a 3-outcome pair
-        # at K = 1e6, 1.2e10 points at the accuracy's step)
-        g = F.lattice_step(components)
-        if g is not None and g > h and width / g <= max_points:
-            return F.compose_on_grid(components, g, lam, "updown", method="squaring", tau=tau)
         # measure the real support with a coarse run before coarsening h
         probe = F.compose_on_grid(components, width / 2 ** 14, lam, mode, tau=tau)
         real = max(probe.up.w.size, probe.low.w.size) * probe.h
