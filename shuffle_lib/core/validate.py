@@ -218,7 +218,7 @@ def stochastic_matrix(name: str, R: object, tol: float = PMF_TOL) -> np.ndarray:
     bad = np.flatnonzero(np.abs(sums - 1.0) > tol)
     if bad.size:
         raise ValueError(
-            f"{name} is not a randomiser: row {bad[0]} sums to {sums[bad[0]]!r}, not 1 "
+            f"{name} is not a randomiser: row {bad[0]} sums to {float(sums[bad[0]])!r}, not 1 "
             f"(within {tol:g})."
         )
     return arr

@@ -181,6 +181,16 @@ def _check_weights(al, be, ga):
         v.array(name, x, lo=0.0, hi=1.0)
 
 
+def _count_pmf(k: np.ndarray, m: int, p: float) -> np.ndarray:
+    """binom.pmf(k, m, p); below p = 1e-300, where Boost's kernel can raise an overflow
+    (p = 1.0000045e-308, m = 2), its closed form in doubles: P(0) = (1 - p)^m rounds to 1,
+    P(1) = m p (1 - p)^(m-1) rounds to m p, P(k >= 2) <= (m p)^2 underflows to 0."""
+    if p >= 1e-300:
+        return binom.pmf(k, m, p)
+    k = np.asarray(k)
+    return np.where(k == 0, 1.0, np.where(k == 1, m * p, 0.0))
+
+
 def shared_weights(n: int, eps0: float, pr: Pair, s: int | np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """P(S=s) and the weights (al, be, ga) of the conditional pair at S = s (arrays).
@@ -193,20 +203,24 @@ def shared_weights(n: int, eps0: float, pr: Pair, s: int | np.ndarray
     n = _check_kernel(n, pr)
     s = v.integers("s", s, 0, n)
     p, u, w0 = _puw(eps0, pr)
-    c1 = binom.pmf(s - 1, n - 1, p)          # P(C = s-1)
+    c1 = _count_pmf(s - 1, n - 1, p)         # P(C = s-1)
     if pr.full:
         one = np.ones(s.shape)
         return c1, u * one, w0 * one, 0.0 * one
     rest = _rest(eps0, pr)                   # 1 - u - w, without cancellation for the named pairs
-    ps = (u + w0) * c1 + rest * binom.pmf(s, n - 1, p)
+    ps = (u + w0) * c1 + rest * _count_pmf(s, n - 1, p)
     # P(the differing user added | S = s) from P(C=s)/P(C=s-1) = (n-s)/s p/(1-p) (Koskela et al.
     # 2021 eq. B.6): no underflow
-    with np.errstate(divide="ignore"):
-        odds = rest / (u + w0) * (n - s) / np.maximum(s, 1) * p / (1 - p)
-    w = np.where(s == 0, 0.0, 1.0 / (1.0 + odds))
-    # 1 - w as odds / (1 + odds): 1.0 - w cancels where odds is tiny (koskela atom masses 3e-8
-    # off at eps0 = 8, n = 60; tests/test_adversarial_clones.py); with s = 0, w = 0 and 1 - w = 1
-    ga = np.where(s == 0, 1.0, odds / (1.0 + odds))
+    # P(C = s) / P(C = s-1) first: 0 where C cannot reach s (s = n, or p = 0), and then the odds
+    # are 0 whatever rest / (u + w0) is (+inf when u + w0 underflows: a pair 1e-310 apart)
+    ratio = (n - s) / np.maximum(s, 1) * (p / (1 - p))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        odds = np.where(ratio == 0.0, 0.0, rest / (u + w0) * ratio)
+        w = np.where(s == 0, 0.0, 1.0 / (1.0 + odds))
+        # 1 - w as odds / (1 + odds): 1.0 - w cancels where odds is tiny (koskela atom masses
+        # 3e-8 off at eps0 = 8, n = 60; tests/test_adversarial_clones.py); with s = 0, w = 0 and
+        # 1 - w = 1; odds = +inf gives 1
+        ga = np.where((s == 0) | np.isinf(odds), 1.0, odds / (1.0 + odds))
     if w0 == 0.0:
         return ps, w, 0.0 * w, ga
     return ps, w * (u / (u + w0)), w * (w0 / (u + w0)), ga

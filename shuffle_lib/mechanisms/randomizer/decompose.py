@@ -246,10 +246,14 @@ def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
     if beta == 0.0:
         return Decomposition(0.0, 0.0, 0.0, 0.0, (), (i, j))
     S = S0 | S1
-    D = np.where(S, np.abs(d), 1.0) / beta           # (D0 + D1) on S; 1 elsewhere (unused)
+    D = np.ones_like(d)                              # (D0 + D1) on S; 1 elsewhere (unused)
+    D[S] = np.abs(d[S]) / beta                       # |d| <= beta: no overflow, whatever beta
     m = np.minimum(P0, P1)
-    s = float(np.min(m[S] / D[S])) * SHRINK
-    ratios = R[:, S] / D[S]
+    # D can be subnormal (an output 1e-310 apart under the pair): a ratio beyond the double range
+    # is +inf, an output that bounds nothing
+    with np.errstate(over="ignore"):
+        s = float(np.min(m[S] / D[S])) * SHRINK
+        ratios = R[:, S] / D[S]
     a_y = ratios.min(axis=1)
     a = float(a_y.min()) * SHRINK
     W = np.maximum(m - s * np.where(S, D, 0.0), 0.0)    # (1 - beta - 2s) W, the common remainder
@@ -274,7 +278,8 @@ def pair_decomposition(R: np.ndarray, i: int, j: int) -> Decomposition:
         + ([j] if best[j] else [])
         + ([i] if best[i] and not third and not best[j] else [])
     ):
-        ry = R[y] / D
+        with np.errstate(over="ignore"):              # subnormal D: +inf, as above
+            ry = R[y] / D
         for label, (T0, T1) in (
             ("min", (_ratio_sets(ry, S0, a_y[y]), _ratio_sets(ry, S1, a_y[y]))),
             ("all", (S0, S1)),
