@@ -48,6 +48,7 @@ import json
 import math
 import os
 import tempfile
+import warnings
 from fractions import Fraction
 
 import mpmath
@@ -766,3 +767,21 @@ def test_adversarial_randomizer_rdp(case):
     pairs = randomizer_pairs(R, values["n"])
     exact = [max(renyi_exact(a, lam) for a in pairs) for lam in ORDERS]
     check_rdp(brs, exact, 0.0, values)
+
+
+@pytest.mark.parametrize("rows, n", [
+    ([[0.0, 0.0, 1.0], [0.0, 1e-310, 1.0]], 1),
+    ([[0.0, 0.0, 1.0], [0.0, 0.5, 0.5], [0.5, 1e-310, 0.5]], 1),
+    ([[5e-300, 1e-12, 0.999999999999], [5e-301, 1e-310, 1.0], [5e-12, 1e-310, 0.999999999995]], 2),
+])
+@pytest.mark.parametrize("eps", [0.0, 0.5, 700.0])
+def test_randomizer_with_subnormal_masses_answers_and_brackets_the_exact_delta(rows, n, eps):
+    """Matrices the deep run found (an overflow warning in the pair decomposition, a nan in the
+    clones kernel's odds, Boost's binomial kernel raising at p = 1.0000045e-308): each answers
+    with no warning, and its bracket holds the exact worst-case delta."""
+    R = [[mp(x) / mpmath.fsum(mp(y) for y in r) for x in r] for r in rows]
+    values = {"n": n, "family": "matrix", "matrix": rows}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        br = evaluate.delta_brackets(build("randomizer", values, 1), [eps], 1)[0]
+    check_delta(br, randomizer_delta(randomizer_pairs(R, n), 1, eps), 0, (values, eps))
