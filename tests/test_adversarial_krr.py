@@ -677,13 +677,12 @@ def renyi_exact(atoms, lam):
         for a, b in ((0, 1), (1, 0)):
             if any(x[a] > 0 and x[b] == 0 for x in atoms):
                 return mpmath.inf
-            # sum P^lam Q^(1-lam) - 1 = sum P (expm1((1 - lam) log(Q/P))) - P-mass where Q = 0
-            # (none here) + (P-mass - 1): summed as such it keeps its relative precision where
-            # P and Q (nearly) agree, whose divergence is (near) 0 and would otherwise be the
-            # round-off of a sum near 1 (3e-61 for two identical rows)
-            mass = mpmath.fsum(x[a] for x in atoms if x[a] > 0)
+            # sum P^lam Q^(1-lam) - 1 = sum P expm1((1 - lam) log(Q/P)), P a distribution (its
+            # 60-digit sum differs from 1 by rounding only): summed so it keeps its relative
+            # precision where P and Q (nearly) agree, whose divergence is (near) 0 and would
+            # otherwise be the round-off of a sum near 1 (3e-61 for two identical rows)
             t = mpmath.fsum(x[a] * mpmath.expm1((1 - lam) * mpmath.log(x[b] / x[a]))
-                            for x in atoms if x[a] > 0) + (mass - 1)
+                            for x in atoms if x[a] > 0)
             out = max(out, mpmath.log1p(t) / (lam - 1))
         return out
 
