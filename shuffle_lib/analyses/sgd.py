@@ -29,7 +29,7 @@ import numpy as np
 
 from shuffle_lib.bounds.renyi import cor2_rdp, girgis_upper
 from shuffle_lib.core import validate as v
-from shuffle_lib.core.calibrate import search
+from shuffle_lib.core.search import secant_from_guess
 from shuffle_lib.core.types import ArrayLike
 from shuffle_lib.mechanisms.clones.renyi import clone_rdp
 
@@ -215,9 +215,11 @@ def eps0_for_budget(
 ) -> float:
     """Largest eps0 in [lo, hi] (to relative ``rtol``) with alg1_rdp <= budget * lam at every lam.
 
-    The RDP of each accountant increases with eps0; the search is the library's one monotone
-    search, :func:`shuffle_lib.core.calibrate.search`.  Returns hi if hi passes; raises ValueError
-    if even lo fails (the budget is unreachable in [lo, hi]).
+    The RDP of each accountant increases with eps0, and the log of its largest ratio to the budget
+    is near linear in eps0: secant steps (:func:`shuffle_lib.core.search.secant_from_guess`) from
+    the regula falsi point of the two ends; every returned eps0 was evaluated and meets the budget.
+    Returns hi if hi passes; raises ValueError if even lo fails (the budget is unreachable in
+    [lo, hi]).
 
     Source: Chen et al. 2024, Thm 3 / Alg. 1 (the budget (lam, b lam)).
     """
@@ -226,15 +228,27 @@ def eps0_for_budget(
     lam = v.reals("lam", lam, lo=1.0, lo_open=True)
     lo = v.real("lo", lo, 0.0, 700.0, lo_open=True)
     hi = v.real("hi", hi, lo, 700.0)
+    rtol = v.real("rtol", rtol, 0.0, 0.5, lo_open=True)
 
-    def ok(e):
-        return bool(np.all(alg1_rdp(m, T, e, lam, accountant) <= budget * lam))
-    try:
-        return search(ok, lo, hi, "down", rtol=rtol, name="eps0")
-    except ValueError as err:
-        if "meets the target" not in str(err):
-            raise
+    def excess(e: float) -> float:
+        """log of the largest ratio alg1_rdp / (budget lam) over the orders: <= 0 meets."""
+        with np.errstate(divide="ignore"):
+            return float(np.max(np.log(alg1_rdp(m, T, e, lam, accountant) / (budget * lam))))
+
+    g_lo, g_hi = excess(lo), excess(hi)
+    if g_lo > 0:
         raise ValueError(
             f"budget={budget} is unreachable: {accountant} exceeds budget * lam already at "
             f"eps0=lo={lo} (m={m}, T={T})."
-        ) from None
+        )
+    if g_hi <= 0 or hi == lo:
+        return hi
+    # the log-ratio is near linear in eps0 (the RDP grows like e^eps0): secant steps from the
+    # regula falsi point of the two ends, in t = -eps0 so that the excess is non-increasing
+    slope = (g_lo - g_hi) / (hi - lo) if math.isfinite(g_lo) and math.isfinite(g_hi) else None
+    guess = lo - g_lo / (g_hi - g_lo) * (hi - lo) if slope is not None else 0.5 * (lo + hi)
+    yes, _ = secant_from_guess(
+        lambda t: excess(-t), -hi, -lo, -guess,
+        lambda no, yes: abs(no - yes) <= rtol * abs(yes),
+        slope=slope, step=0.25 * (hi - lo), tol=0.5 * rtol * abs(guess))
+    return lo if yes is None else max(lo, -yes)
