@@ -52,11 +52,12 @@ x1 set forget the marks; their pair, (N + Bern(p1), N + Bern(p0)) times its mirr
 N ~ Bin(n - 1, p0) for the others outside {x0, x1}, is a post-processing of the view and bounds
 nothing from above (OUE, eps0 = 3, n = 1e4: eps(1e-6) = 0.110 from the counts, 0.1515 exactly
 for the dataset (x, y*, ..., y*) of the lower view below).  No dataset is the worst at every
-eps either: the exact oracle finds all others at one third value the worst at eps0 = 3,
-n <= 5, d = 4, 5, except at small eps, where all others at x1 is (SUE, eps0 = 3, n = 5,
-eps = 0.1: delta 0.538 against 0.513).  What the split gives away is the marks: it takes
-(1 - lam) / p1 = 1 - e^-eps0 of the others' marked reports out as not the differing user's,
-where a marked report's exact weight relative to an unmarked one is e^-eps0 (both encodings).
+eps either: in the exact oracle's cases (d = 4, 5, n <= 5, eps0 = 1, 3, 5) all others at one
+third value is the worst at the larger eps, all others at x1 at small eps in some (SUE,
+eps0 = 3, n = 5: delta 0.538 against 0.513 at eps = 0.1, 0.287 against 0.380 at eps = 1).
+What the split gives away is the marks: it takes (1 - lam) / p1 = 1 - e^-eps0 of the others'
+marked reports out as not the differing user's, where a marked report's exact weight relative
+to an unmarked one is e^-eps0 (both encodings).
 
 **Error budget** (the upper end rounds up every term):
 
