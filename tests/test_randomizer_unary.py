@@ -175,3 +175,70 @@ def test_lower_view_is_below_its_datasets_exact_delta(family, e0):
             got = max(hockey_stick(pl, eps) for pl in plds)
             assert got <= exact * (1 + SLACK) + 1e-15, (n, eps)
             assert got >= 0.95 * exact, (n, eps, got, exact)
+
+
+def _count_law(law, n_bits):
+    """The law of the column counts (c_0, c_1) of bits 0 and 1, a post-processing of the
+    histogram law (outputs indexed as in :func:`_unary_matrix`: bit j of output o is
+    (o >> (n_bits - 1 - j)) & 1)."""
+    out: dict[tuple[int, int], float] = {}
+    for h, pr in law.items():
+        c = tuple(sum(k for o, k in enumerate(h) if (o >> (n_bits - 1 - j)) & 1) for j in (0, 1))
+        out[c] = out.get(c, 0.0) + pr
+    return out
+
+
+@pytest.mark.parametrize("family,e0", [("oue", 3.0), ("sue", 3.0), ("oue", 1.0)])
+def test_column_counts_lose_what_the_shuffle_reveals(family, e0):
+    """The shuffled reports are not reducible to the counts (c_x0, c_x1): for the dataset with
+    the others at the third value, the counts' delta (a post-processing) is below the
+    histogram's by more than the oracle's round-off, so a pair built from the counts alone
+    cannot bound the shuffled encoding (module docstring)."""
+    R = (sue if family == "sue" else oue)(3, e0)
+    for n in (2, 3):
+        rest = [R[2]] * (n - 1)
+        laws = [histogram_law([R[x]] + rest, R.shape[1]) for x in (0, 1)]
+        counts = [_count_law(law, 3) for law in laws]
+        for eps in (0.3, 0.6):
+            full, cnt = hockey(laws[0], laws[1], eps), hockey(counts[0], counts[1], eps)
+            assert cnt <= full + 1e-15 and full - cnt > 1e-3, (n, eps, full, cnt)
+
+
+def test_column_count_pair_is_below_a_certified_lower_end():
+    """OUE d = 100, eps0 = 3, n = 1e4: the counts' pair (N + Bern(1/2), N + Bern(p0)) times its
+    mirror, N ~ Bin(n - 1, p0) (the dataset with all others outside {x0, x1}), has
+    delta(0.13) < 1e-6, while the certified lower end of the shuffled encoding at 0.13 (a
+    post-processed view of a concrete dataset) is above 1e-6."""
+    from scipy.stats import binom
+
+    from shuffle_lib.core.pld import hockey_stick, pld_from_pmfs
+    n, e0, eps = 10000, 3.0, 0.13
+    p0 = 1 / (math.exp(e0) + 1)
+    N = binom.pmf(np.arange(n + 1), n - 1, p0)
+    up = np.append(0.0, N[:-1])
+    a, b = 0.5 * up + 0.5 * N, p0 * up + (1 - p0) * N
+    P, Q = np.outer(a, b).ravel(), np.outer(b, a).ravel()
+    counts = math.fsum(np.maximum(P - math.exp(eps) * Q, 0.0))
+    view = unary.dataset_view("oue", e0, n)
+    lower = hockey_stick(pld_from_pmfs(*view), eps)
+    assert counts < 1e-6 < lower, (counts, lower)
+
+
+def test_worst_dataset_depends_on_eps():
+    """SUE, d = 4, eps0 = 3, n = 5: all others at x1 is worse than all others at a third value
+    at eps = 0.1 and better at eps = 1 (oracle), so no single dataset gives the worst case at
+    every eps; the upper ends bound both."""
+    e0, n = 3.0, 5
+    R = sue(4, e0)
+
+    def exact(others, eps):
+        laws = [histogram_law([R[x]] + [R[y] for y in others], R.shape[1]) for x in (0, 1)]
+        return max(hockey(laws[0], laws[1], eps), hockey(laws[1], laws[0], eps))
+    at_x1, third = [1] * (n - 1), [2] * (n - 1)
+    pair = unary.unary_pair("sue", e0, n)
+    for eps, first in ((0.1, at_x1), (1.0, third)):
+        worse, other = exact(first, eps), exact(third if first is at_x1 else at_x1, eps)
+        assert worse > other + 1e-3, (eps, worse, other)
+        assert worse <= unary.delta(pair, eps)[1] * (1 + SLACK) + 1e-15
+        br = rz.delta_bracket(n, eps, family="sue", eps0=e0, d=4)[0]
+        assert br.lower <= worse * (1 + SLACK) + 1e-15 and worse <= br.upper * (1 + SLACK)

@@ -44,6 +44,21 @@ the hockey stick of a pair that reveals M (the same law under both inputs).  del
 in M (one more non-bot report is independent noise), so a block [m_i, m_{i+1}) of M values is
 bounded by delta at its first m (upper end) and by delta at the next block's first (lower end).
 
+**Why the split, and not the column counts.**  The bits outside {x0, x1} have one law under
+both inputs, but the shuffle keeps each report whole: the others' own bits mark their reports
+(an other at y sets bit y with probability p1, the differing user with p0), so the view says
+which reports are likely the differing user's.  The counts (c_x0, c_x1) of reports with bit x0,
+x1 set forget the marks; their pair, (N + Bern(p1), N + Bern(p0)) times its mirror with
+N ~ Bin(n - 1, p0) for the others outside {x0, x1}, is a post-processing of the view and bounds
+nothing from above (OUE, eps0 = 3, n = 1e4: eps(1e-6) = 0.110 from the counts, 0.1515 exactly
+for the dataset (x, y*, ..., y*) of the lower view below).  No dataset is the worst at every
+eps either: in the exact oracle's cases (d = 4, 5, n <= 5, eps0 = 1, 3, 5) all others at one
+third value is the worst at the larger eps, all others at x1 at small eps in some (SUE,
+eps0 = 3, n = 5: delta 0.538 against 0.513 at eps = 0.1, 0.287 against 0.380 at eps = 1).
+What the split gives away is the marks: it takes (1 - lam) / p1 = 1 - e^-eps0 of the others'
+marked reports out as not the differing user's, where a marked report's exact weight relative
+to an unmarked one is e^-eps0 (both encodings).
+
 **Error budget** (the upper end rounds up every term):
 
 1. M outside its window of Bin(n - 1, lam) (mass <= TAIL) and, given M, A0 or A1 outside
