@@ -48,7 +48,7 @@ import dataclasses
 import functools
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -409,7 +409,7 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
         line's (:meth:`shuffle_lib.core.registry.Mechanism.evaluate`)."""
         acc = self._accuracy
         lone = self._lone()
-        candidates: list[tuple[Model, Callable[[float], Model] | None]]
+        candidates: list[tuple[Model, evaluate.Rebuild]]
         if lone is not None:
             event, k = lone
             mech = mechanisms.get(event.mechanism)
@@ -421,15 +421,7 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
             candidates = [(self._orientation_model(i, acc),
                            functools.partial(self._orientation_model, i))
                           for i in range(len(self._orientations(acc)))]
-        out = []
-        with A.collect() as notes:
-            for model, rebuild in candidates:
-                br = evaluate.brackets(model, verb, [target], k, accuracy=acc)
-                if verb == "epsilon":
-                    br = evaluate.refined_epsilon(model, [target], k, acc, br, rebuild)
-                out.append(br[0])
-        both = Bracket(max(b.lower for b in out), max(b.upper for b in out))
-        return A.annotate(verb, [target], [both], acc, rounds, notes)[0]
+        return evaluate.answer(candidates, verb, [target], k, acc, rounds)[0]
 
     def _orientation_model(self, index: int, accuracy: float) -> Model:
         """The model of orientation ``index`` of the rounds built at ``accuracy``."""
