@@ -117,20 +117,26 @@ _LAM_TOL = 1e-4
 """The tilt searches stop once the optimal tilt is known to this (absolute)."""
 
 
-def _increasing_root(g, lo, hi, at_lo):
-    """A root of an increasing g on [lo, hi] to :data:`_LAM_TOL`, given ``at_lo`` = (g(lo), g'(lo))
-    with g(lo) < 0; ``g(x)`` returns (g(x), g'(x)); ``hi`` when g(hi) <= 0.  Safeguarded Newton
-    (Press et al. 2007, Numerical Recipes, Sec. 9.4, ``rtsafe``): a Newton step from the last
-    point unless it leaves the bracket the signs so far leave or does not halve the step before
-    last, then a bisection.  g(hi) is read the first time a Newton step aims past ``hi``."""
-    x, (gx, sx) = lo, at_lo
+def _increasing_root(g, lo, hi, x, at_x):
+    """A root of an increasing g on [lo, hi] to :data:`_LAM_TOL`, from a point ``x`` of the range
+    with ``at_x`` = (g(x), g'(x)); g(lo) < 0 is known, and g(hi) > 0 when ``x`` is ``hi``;
+    ``g(y)`` returns (g(y), g'(y)); ``hi`` when g(hi) <= 0.  Safeguarded Newton (Press et al.
+    2007, Numerical Recipes, Sec. 9.4, ``rtsafe``): a Newton step from the last point unless it
+    leaves the bracket the signs so far leave or does not halve the step before last, then a
+    bisection.  g(hi) is read the first time a Newton step aims past ``hi``."""
+    gx, sx = at_x
+    if gx > 0:
+        hi = x
+    elif gx < 0:
+        lo = x
+    else:
+        return x
+    hi_seen = x == hi
     dx_old = dx = hi - lo
-    hi_seen = False
     while True:
         if not hi_seen and sx > 0 and x - gx / sx >= hi:
             hi_seen = True
-            at_hi = g(hi)
-            if at_hi[0] <= 0:
+            if g(hi)[0] <= 0:
                 return hi
         if sx <= 0 or not lo < x - gx / sx < hi or abs(2 * gx) > abs(dx_old * sx):
             dx_old, dx = dx, 0.5 * (hi - lo)
@@ -159,14 +165,16 @@ def _lam_for_eps(components, eps):
     def g(lam):
         _, slope, curve = _cgf(components, lam)
         return slope - eps, curve
-    return _increasing_root(g, 0.0, _LAM_MAX, (d1 - eps, d2))
+    return _increasing_root(g, 0.0, _LAM_MAX, 0.0, (d1 - eps, d2))
 
 
 def _eps_rdp(components, delta):
     """The RDP estimate min_lam (Lambda(lam) + log(1/delta)) / lam over [1e-3, 50]: an upper guess
     of eps(delta).  Its derivative has the sign of h(lam) = lam Lambda'(lam) - Lambda(lam) -
-    log(1/delta), increasing (h' = lam Lambda'' >= 0), whose root :func:`_increasing_root` finds;
-    the least value at the points evaluated is returned."""
+    log(1/delta), increasing (h' = lam Lambda'' >= 0), whose root :func:`_increasing_root` finds,
+    starting from the Gaussian optimum sqrt(2 log(1/delta) / Lambda''), Lambda'' read at 1e-3 (for
+    Lambda = mu lam + s^2 lam^2 / 2 the root is sqrt(2 log(1/delta)) / s); the least value at the
+    points evaluated is returned."""
     room = math.log(1 / delta)
     best = [math.inf]
 
@@ -176,7 +184,9 @@ def _eps_rdp(components, delta):
         return lam * d1 - val - room, lam * d2
     at = h(1e-3)
     if at[0] < 0 and math.isfinite(best[0]):
-        _increasing_root(h, 1e-3, _LAM_MAX, at)
+        curve = at[1] / 1e-3
+        x0 = min(max(math.sqrt(2 * room / curve), 2e-3), _LAM_MAX) if curve > 0 else _LAM_MAX
+        _increasing_root(h, 1e-3, _LAM_MAX, x0, h(x0))
     return best[0]
 
 
@@ -188,7 +198,26 @@ def _step_for(accuracy, K):
     return accuracy / math.sqrt(K * math.log(1e15) / 2)
 
 
+_WIDTHS: list = []
+"""The last few :func:`_width_estimate` results, each with the PLDs it was computed for (held, so
+an entry is reused only for the same objects: a query composes one list of PLDs a few times)."""
+_WIDTHS_KEPT = 4
+
+
 def _width_estimate(components):
+    """A Bernstein-type width (in loss units) of the composed support (:func:`_width_of`), reused
+    for the same PLD objects and counts (a PLD is immutable)."""
+    for plds, counts, width in _WIDTHS:
+        if len(plds) == len(components) and all(
+                a is p and k == c for a, k, (p, c) in zip(plds, counts, components)):
+            return width
+    width = _width_of(components)
+    _WIDTHS.insert(0, (tuple(p for p, _ in components), tuple(c for _, c in components), width))
+    del _WIDTHS[_WIDTHS_KEPT:]
+    return width
+
+
+def _width_of(components):
     """A Bernstein-type width (in loss units) of the composed support."""
     ell = math.log(2.0 / F.TAU)
     total = 0.0
