@@ -23,6 +23,7 @@ model's pairs) for mechanisms that declare no Renyi method of their own.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Sequence
 from typing import Literal
@@ -150,9 +151,14 @@ def brackets(
                                        hi_open=True)]
     k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     done: dict[int, tuple[list[Bracket], list[Bracket]]] = {}
-    for comp in model.upper + model.lower:
-        if id(comp) not in done:
-            done[id(comp)] = _component(comp, verb, k, t, kw)
+    # one dominating and one dominated pair: the dominated one's grid is tilted where the
+    # dominating one's steering found eps (fourier.shared_steering; any tilt certifies)
+    share = verb == "epsilon" and len(model.upper) == len(model.lower) == 1 and all(
+        isinstance(c, PLDPair) for c in model.upper + model.lower)
+    with fourier.shared_steering() if share else contextlib.nullcontext():
+        for comp in model.upper + model.lower:
+            if id(comp) not in done:
+                done[id(comp)] = _component(comp, verb, k, t, kw)
     upper = [max(done[id(c)][0][i].upper for c in model.upper) for i in range(len(t))]
     if verb == "epsilon":
         upper = [min(u, model.eps_cap) for u in upper]

@@ -48,8 +48,10 @@ One round is computed exactly from the PLD; more rounds go through the grid of
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -894,16 +896,41 @@ def _floor_eps(pq, qp, delta, lows, given_lows, kw, br):
     return Bracket(min(max(br.lower, lo), alt.upper), min(br.upper, alt.upper))
 
 
+_STEERED: contextvars.ContextVar[dict | None] = contextvars.ContextVar("steered", default=None)
+
+
+@contextlib.contextmanager
+def shared_steering() -> Iterator[None]:
+    """A block in which :func:`epsilon_bracket` steers its tilt once per (largest delta,
+    accuracy, counts): a later call with the same (the dominated pair of a model whose
+    dominating pair was just evaluated, :func:`shuffle_lib.core.evaluate.brackets`) takes its
+    tilts at the eps the first steering found, without a steering grid of its own.  A tilt only
+    places the grid's window and round-off; every tilt gives certified brackets."""
+    token = _STEERED.set({})
+    try:
+        yield
+    finally:
+        _STEERED.reset(token)
+
+
 def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
     """:func:`epsilon_bracket`'s grid route with one tilt, steered for the largest delta."""
     d0 = float(max(delta))
     sym = _same(pq, qp)
     # the tilt that suits eps(d0): first from the RDP guess, then from the bracket it gives (a
     # symmetric pair's two directions are one search)
+    fine = kw.get("h") is None
+    memo = _STEERED.get()
+    key = (d0, kw.get("accuracy", DEFAULT_ACCURACY), kw.get("h"), kw.get("max_points"),
+           tuple(c for _, c in pq), tuple(c for _, c in qp))
+    if memo is not None and key in memo and fine:
+        # the dominated pair of a pair just steered: its tilts at the eps that steering found
+        lam0 = _lam_for_eps(pq, memo[key][0])
+        lams = (lam0, lam0 if sym else _lam_for_eps(qp, memo[key][1]))
+        return _eps_fine(pq, qp, delta, low_pq, low_qp, kw, lams, sym)
     lam0 = _lam_for_eps(pq, 0.8 * _eps_rdp(pq, d0))
     lams = (lam0, lam0 if sym else _lam_for_eps(qp, 0.8 * _eps_rdp(qp, d0)))
     # coarse to fine: the tilt is steered on grids 16x coarser (cheap), then one fine composition
-    fine = kw.get("h") is None
     steer = dict(kw, accuracy=min(1.0, 16 * kw.get("accuracy", DEFAULT_ACCURACY))) if fine else kw
     for _attempt in range(2):
         a = compose(pq, lam=lams[0], **steer)
@@ -919,15 +946,24 @@ def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
             lams = new
         if done:
             break
-    if fine:
+    if memo is not None and all(math.isfinite(e) for e in guess):
+        memo[key] = tuple(guess)
+    return _eps_fine(pq, qp, delta, low_pq, low_qp, kw, lams, sym, (a, b))
+
+
+def _eps_fine(pq, qp, delta, low_pq, low_qp, kw, lams, sym, steered=None):
+    """:func:`_eps_tilted`'s brackets at the tilts ``lams``: one fine composition per direction
+    (or the ``steered`` grids when the caller fixed the step ``h``)."""
+    if kw.get("h") is not None:
+        a, b = steered
+        A.note("epsilon", delta, "grid step")
+    else:
         a = compose(pq, lam=lams[0], **kw)
         b = a if sym else compose(qp, lam=lams[1], **kw)
         acc = kw.get("accuracy", DEFAULT_ACCURACY)
         exact = _on_lattice(a, pq) and _on_lattice(b, qp)
         if not exact and max(a.h, b.h) > 1.01 * max(_fine_step(pq, acc), _fine_step(qp, acc)):
             A.note("epsilon", delta, "memory")   # the step was coarsened to fit max_points
-    elif kw.get("h") is not None:
-        A.note("epsilon", delta, "grid step")
     out = []
     for d in delta:
         x = _cap_eps(epsilon_bracket_one(a, d), pq, d, low_pq)
