@@ -14,17 +14,19 @@ One round is computed exactly from the PLD; more rounds go through the grid of
   When even 8 x ``max_points`` would not do (a full-support pair at K = 1e6 needs ~1e10 points),
   the grid is a bounded 2^21 points instead of the largest allowed: certified either way, and
   seconds instead of minutes;
-* tilt lam: the Chernoff-optimal value min_lam [Lambda(lam) - lam eps] for the
-  smallest eps of a group (or the RDP-optimal one for the largest delta asked), where
-  Lambda(lam) = sum_rounds log E_P[e^{lam L}].  ``delta_bracket`` groups its targets by the tilt
-  each needs (:func:`_tilt_groups`), one grid per group, and refines a target its
-  group's grid left loose alone: each target's bracket is then at least as narrow as a query of
-  that eps alone (the two are intersected; one tilt for eps = 0.02 and 1.9 leaves delta(1.9) at
-  [2.4e-169, 6.2e-9] against [4.00e-12, 4.04e-12] alone);
+* tilt lam: the Chernoff-optimal value min_lam [Lambda(lam) - lam eps] for the smallest eps of a
+  group (or the RDP-optimal one for the largest delta asked), where Lambda(lam) = sum_rounds log
+  E_P[e^{lam L}], found by safeguarded Newton on the increasing Lambda'(lam) - eps
+  (:func:`_lam_for_eps`, a few passes over the PLDs). ``delta_bracket`` groups its targets by the
+  tilt each needs (:func:`_tilt_groups`), one grid per group, and refines a target its group's grid
+  left loose alone: each target's bracket is then at least as narrow as a query of that eps alone
+  (the two are intersected; one tilt for eps = 0.02 and 1.9 leaves delta(1.9) at [2.4e-169, 6.2e-9]
+  against [4.00e-12, 4.04e-12] alone);
 * ``epsilon_bracket`` steers the tilt on grids 16x coarser, then composes once at the accuracy
-  asked; a symmetric pair's bracket is read once, and the Hoeffding level c is chosen at one eps
-  (the middle c's) rather than by a search per c: any c gives a certified end, the choice only
-  tightens;
+  asked (a dominated pair evaluated right after its dominating pair takes the tilt at the eps that
+  pair's steering found, :func:`shared_steering`); a symmetric pair's bracket is read once, and the
+  Hoeffding level c is chosen at one eps (the middle c's) rather than by a search per c: any c
+  gives a certified end, the choice only tightens;
 * ``delta_bracket`` refines the grid (accuracy / 4 at a time) until every
   bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
   5 % above), as far as ``max_points`` allows; what stopped a target short of it is noted for
