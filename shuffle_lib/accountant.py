@@ -21,7 +21,10 @@ registry (``ShuffledEvent("rr", eps0=1.0)``, ``ShuffledEvent("ldp-shuffle", n=10
   non-decreasing, so a composition of stochastically smaller losses gives a lower bound.
 
 ``get_delta`` / ``get_epsilon`` return the upper end (what a ``dp_accounting`` user expects);
-``get_delta_bracket`` / ``get_epsilon_bracket`` return the :class:`~shuffle_lib.core.types.Bracket`.
+``get_delta_bracket`` / ``get_epsilon_bracket`` return the :class:`~shuffle_lib.core.types.Bracket`
+with ``accuracy_met`` and ``limit``, through the command line's path
+(:func:`shuffle_lib.core.evaluate.answer`: an eps bracket that misses the accuracy contract is
+refined on rounds built again at a finer accuracy).
 
 Directions.  A mechanism's pair (P, Q) bounds the ordered neighbours one way round, (Q, P) the
 other way.  Which way a neighbouring pair of datasets falls may differ between mechanisms, so for
