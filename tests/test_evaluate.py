@@ -134,3 +134,28 @@ def test_clones_functions_answer_as_the_command_line():
     d = clones.delta_bracket(10_000, 0.3, [got.upper], compositions=2, accuracy=acc)[0]
     # delta at the eps upper end is at most delta, so its certified lower end is too
     assert d.accuracy_met is not None and d.lower <= delta, d
+
+
+def test_a_dominated_pair_reuses_the_steering_and_still_holds_the_exact_eps(monkeypatch):
+    """A model of one dominating and one dominated pair (here the exact pair twice, as two
+    objects) steers its eps grid once: the dominated pair adds only its fine grids (one per
+    direction) to the compositions of the dominating pair alone, and the bracket is that of the
+    pair serving both ends, holding the exact eps (enumeration) within the accuracy's width."""
+    import exact_oracle as oracle
+    import numpy as np
+
+    from shuffle_lib.core import fourier
+    p, q, K, delta = [0.5, 0.3, 0.2], [0.45, 0.25, 0.3], 6, 1e-3
+    model = Model((PLDPair.from_pmfs(p, q),), (PLDPair.from_pmfs(p, q),))
+    calls = []
+    compose = fourier.compose
+    monkeypatch.setattr(fourier, "compose", lambda *a, **k: calls.append(k) or compose(*a, **k))
+    alone = evaluate.epsilon_brackets(Model.from_pmfs(p, q), [delta], K, accuracy=1e-3)[0]
+    steered = len(calls)          # steering and fine grids of one pair, both directions
+    calls.clear()
+    br = evaluate.epsilon_brackets(model, [delta], K, accuracy=1e-3)[0]
+    assert len(calls) == steered + 2, (len(calls), steered)    # + the fine grids of the other
+    assert br == alone, (br, alone)
+    exact = max(oracle.epsilon(np.array(p), np.array(q), K, delta),
+                oracle.epsilon(np.array(q), np.array(p), K, delta))
+    assert br.lower <= exact <= br.upper and br.upper - br.lower <= 2e-3, (br, exact)
