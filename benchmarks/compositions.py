@@ -24,6 +24,9 @@ dp_accounting: the pair's PMFs (the same atoms as ours, prepared untimed) ->
   of the first, not timed) at which its eps is within the same relative 1e-4 of our bracket,
   dp_eps <= our_upper x (1 + 1e-4); the ratio 'dp/ours' compares this one.
 
+Column 'met': our bracket's ``accuracy_met`` (the accuracy contract at the accuracy asked,
+:mod:`shuffle_lib.core.accuracy`; '--' where the route does not report it).
+
 Medians of ``--repeats`` runs, alternating, in one process.  dp_accounting is not a dependency of
 the project: without it the peer columns say so.
 """
@@ -151,7 +154,7 @@ def main():
     if dpl is None:
         print("dp_accounting is not importable: the peer columns are skipped (pip install dp-accounting "
               "into a scratch venv, never into the project).")
-    print(f"{'workload':<30} {'ours s':>7} {'rel width':>9} {'our upper':>10} | {'dp@ours s':>9} {'dp eps':>10} "
+    print(f"{'workload':<30} {'ours s':>7} {'rel width':>9} {'met':>3} {'our upper':>10} | {'dp@ours s':>9} {'dp eps':>10} "
           f"| {'match h':>8} {'dp@match s':>10} {'dp eps':>10} {'dp/ours':>8}")
     rows = [(f"ldp-shuffle n=1e4 eps0=4 K={K}", ours_clones, lambda h, K=K: peer(p_cl, q_cl, K, h), K)
             for K in KS]
@@ -182,7 +185,8 @@ def main():
         ours = statistics.median(ts)
         total += ours if name.startswith("ldp") and K <= 100 else 0.0
         width = (br.upper - br.lower) / br.upper
-        head = f"{name:<30} {ours:7.3f} {width:9.2e} {br.upper:10.6f}"
+        met = {True: "yes", False: "no"}.get(br.accuracy_met, "--")
+        head = f"{name:<30} {ours:7.3f} {width:9.2e} {met:>3} {br.upper:10.6f}"
         if dpl is None:
             print(f"{head} | {'--':>9} {'--':>10} | {'--':>8} {'--':>10} {'--':>10} {'--':>8}")
         else:

@@ -21,7 +21,10 @@ registry (``ShuffledEvent("rr", eps0=1.0)``, ``ShuffledEvent("ldp-shuffle", n=10
   non-decreasing, so a composition of stochastically smaller losses gives a lower bound.
 
 ``get_delta`` / ``get_epsilon`` return the upper end (what a ``dp_accounting`` user expects);
-``get_delta_bracket`` / ``get_epsilon_bracket`` return the :class:`~shuffle_lib.core.types.Bracket`.
+``get_delta_bracket`` / ``get_epsilon_bracket`` return the :class:`~shuffle_lib.core.types.Bracket`
+with ``accuracy_met`` and ``limit``, through the command line's path
+(:func:`shuffle_lib.core.evaluate.answer`: an eps bracket that misses the accuracy contract is
+refined on rounds built again at a finer accuracy).
 
 Directions.  A mechanism's pair (P, Q) bounds the ordered neighbours one way round, (Q, P) the
 other way.  Which way a neighbouring pair of datasets falls may differ between mechanisms, so for
@@ -45,6 +48,7 @@ refuses; events ``PLDAccountant`` does not support, and ``TruncatedSubsampledGau
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -57,6 +61,7 @@ from dp_accounting import dp_event, privacy_accountant
 from dp_accounting.pld import privacy_loss_distribution as dpl
 
 from shuffle_lib import mechanisms
+from shuffle_lib.core import accuracy as A
 from shuffle_lib.core import evaluate, fourier
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
@@ -200,8 +205,8 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
         self._accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
         self._events: list[list] = []     # [[leaf event, count], ...], equal events merged
         self._models: list[tuple[ShuffledEvent, Any]] = []
-        # cache, keyed by the number of events
-        self._rounds: tuple[int, list[_Round]] | None = None
+        # cache of the rounds built at an accuracy, keyed by (number of events, accuracy)
+        self._rounds: dict[tuple[int, float], list[_Round]] = {}
         # cache of brackets, emptied by compose
         self._answers: dict[tuple[str, float], Bracket] = {}
 
@@ -234,7 +239,7 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
         # (leaves of count 0 are checked, as supports() asks with count 0, not kept)
         if do_compose:
             self._events = [x for x in merged if x[1] > 0]
-            self._rounds = None
+            self._rounds = {}
             self._answers = {}
         return None
 
@@ -282,17 +287,21 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
                 f"{_kind(event)} (as in dp_accounting's PLDAccountant); found {rel.name}."))
         return None
 
-    def _model(self, event: ShuffledEvent, compositions: int = 1) -> Model:
-        """The mechanism's build (cached for one round); with ``compositions`` for a lone event."""
+    def _model(self, event: ShuffledEvent, compositions: int = 1,
+               accuracy: float | None = None) -> Model:
+        """The mechanism's build at ``accuracy`` (default the accountant's; cached for one round
+        at it); with ``compositions`` for a lone event."""
         mech = mechanisms.get(event.mechanism)
-        if compositions == 1:
+        cache = compositions == 1 and accuracy is None
+        if cache:
             for e, m in self._models:
                 if e == event:
                     return m
-        model = mech.model(event.values, compositions, self._accuracy)[1]
+        model = mech.model(event.values, compositions,
+                           self._accuracy if accuracy is None else accuracy)[1]
         if not isinstance(model, Model):
             raise TypeError(f"mechanism {event.mechanism}'s build returned {type(model).__name__}.")
-        if compositions == 1:
+        if cache:
             self._models.append((event, model))
         return model
 
@@ -326,22 +335,23 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
     def _non_private(self) -> bool:
         return any(isinstance(e, dp_event.NonPrivateDpEvent) for e, _ in self._events)
 
-    def _build_rounds(self) -> list[_Round]:
-        if self._rounds is not None and self._rounds[0] == len(self._events):
-            return self._rounds[1]
+    def _build_rounds(self, accuracy: float) -> list[_Round]:
+        key = (len(self._events), accuracy)
+        if key in self._rounds:
+            return self._rounds[key]
         K = sum(_rounds_of(e, c) for e, c in self._events)
-        h = self._accuracy / (4 * K)
+        h = accuracy / (4 * K)
         out = []
         for e, c in self._events:
             if isinstance(e, ShuffledEvent):
-                out.append(_Round.of(*self._model(e).pairs_for_composing(K, self._accuracy), c))
+                out.append(_Round.of(*self._model(e).pairs_for_composing(K, accuracy), c))
             else:
                 out.append(_dp_round(e, c, h, self.neighboring_relation))
-        self._rounds = (len(self._events), out)
+        self._rounds[key] = out
         return out
 
-    def _orientations(self) -> list[list[_Round]]:
-        rounds = self._build_rounds()
+    def _orientations(self, accuracy: float) -> list[list[_Round]]:
+        rounds = self._build_rounds(accuracy)
         if self.neighboring_relation != NeighboringRelation.REPLACE_ONE:
             return [rounds]
         asym = [i for i, r in enumerate(rounds) if not r.symmetric]
@@ -358,52 +368,75 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
 
     def get_delta_bracket(self, target_epsilon: float) -> Bracket:
         """Certified bracket [lower, upper] for the tight delta(target_epsilon) of the
-        composition."""
+        composition, with ``accuracy_met`` and ``limit`` as the command line reports them
+        (:func:`shuffle_lib.core.accuracy.annotate`)."""
         return self._cached("delta", _target_epsilon(target_epsilon), self._delta_bracket)
 
     def get_epsilon_bracket(self, target_delta: float) -> Bracket:
-        """Certified bracket [lower, upper] for the tight eps(target_delta) of the composition."""
+        """Certified bracket [lower, upper] for the tight eps(target_delta) of the composition,
+        refined where it misses the accuracy contract
+        (:func:`shuffle_lib.core.evaluate.refined_epsilon`), with ``accuracy_met`` and ``limit``
+        as the command line reports them (:func:`shuffle_lib.core.accuracy.annotate`)."""
         return self._cached(
             "epsilon", v.real("target_delta", target_delta, 0.0, 1.0), self._epsilon_bracket
         )
 
     def _delta_bracket(self, eps: float) -> Bracket:
         if self._non_private():
-            return Bracket(1.0, 1.0)
+            return self._met("delta", eps, Bracket(1.0, 1.0))
         if not self._events:
-            return Bracket(0.0, 0.0)
+            return self._met("delta", eps, Bracket(0.0, 0.0))
         # finite for a composition (+inf: only with no events)
         return self._composed("delta", v.real("target_epsilon", eps, 0.0))
 
     def _epsilon_bracket(self, target_delta: float) -> Bracket:
         delta = v.real("target_delta", target_delta, 0.0, 1.0)
         if self._non_private():
-            return Bracket(math.inf, math.inf)
+            return self._met("epsilon", delta, Bracket(math.inf, math.inf))
         if not self._events or delta == 1.0:
-            return Bracket(0.0, 0.0)
+            return self._met("epsilon", delta, Bracket(0.0, 0.0))
         return self._composed("epsilon", v.real("target_delta", delta, 0.0, 1.0, lo_open=True))
 
+    def _met(self, verb: evaluate.Verb, target: float, bracket: Bracket) -> Bracket:
+        """A bracket with no computation behind it (equal ends): met by definition."""
+        return A.annotate(verb, [target], [bracket], self._accuracy)[0]
+
     def _composed(self, verb: evaluate.Verb, target: float) -> Bracket:
-        """A lone shuffle event: its own model at its count.  Else the max over the orientations
-        of the composition of every event's parts (one model: the dominating parts above, the
-        dominated ones and the rounds' tail cuts below)."""
+        """A lone shuffle event: its own model at its count (built again at a finer accuracy when
+        its declaration ``uses`` it), as the command line evaluates it.  Else the max over the
+        orientations of the composition of every event's parts (one model each: the dominating
+        parts above, the dominated ones and the rounds' tail cuts below; built again from rounds
+        at the finer accuracy).  Each model's eps bracket is refined where it misses the
+        accuracy contract (:func:`shuffle_lib.core.evaluate.refined_epsilon`), and the answer
+        says whether it met it (:func:`shuffle_lib.core.accuracy.annotate`), as the command
+        line's (:meth:`shuffle_lib.core.registry.Mechanism.evaluate`)."""
+        acc = self._accuracy
         lone = self._lone()
+        candidates: list[tuple[Model, evaluate.Rebuild]]
         if lone is not None:
-            model = self._model(*lone)
-            return evaluate.brackets(model, verb, [target], lone[1], accuracy=self._accuracy)[0]
-        out = []
-        for rounds in self._orientations():
-            up = PLDPair(tuple((r.up_pq, r.count) for r in rounds),
-                         tuple((r.up_qp, r.count) for r in rounds))
-            cut = sum(r.count * r.cut for r in rounds)
-            if all(r.low_pq is r.up_pq and r.low_qp is r.up_qp for r in rounds):
-                model = Model.of(dataclasses.replace(up, tail_cut=cut))
-            else:
-                low = PLDPair(tuple((r.low_pq, r.count) for r in rounds),
-                              tuple((r.low_qp, r.count) for r in rounds), cut)
-                model = Model((up,), (low,))
-            out.append(evaluate.brackets(model, verb, [target], accuracy=self._accuracy)[0])
-        return Bracket(max(b.lower for b in out), max(b.upper for b in out))
+            event, k = lone
+            mech = mechanisms.get(event.mechanism)
+            rebuild = (functools.partial(self._model, event, k) if "accuracy" in mech.uses
+                       else None)
+            candidates, rounds = [(self._model(event, k), rebuild)], k
+        else:
+            k, rounds = 1, sum(r.count for r in self._build_rounds(acc))
+            candidates = [(self._orientation_model(i, acc),
+                           functools.partial(self._orientation_model, i))
+                          for i in range(len(self._orientations(acc)))]
+        return evaluate.answer(candidates, verb, [target], k, acc, rounds)[0]
+
+    def _orientation_model(self, index: int, accuracy: float) -> Model:
+        """The model of orientation ``index`` of the rounds built at ``accuracy``."""
+        rounds = self._orientations(accuracy)[index]
+        up = PLDPair(tuple((r.up_pq, r.count) for r in rounds),
+                     tuple((r.up_qp, r.count) for r in rounds))
+        cut = sum(r.count * r.cut for r in rounds)
+        if all(r.low_pq is r.up_pq and r.low_qp is r.up_qp for r in rounds):
+            return Model.of(dataclasses.replace(up, tail_cut=cut))
+        low = PLDPair(tuple((r.low_pq, r.count) for r in rounds),
+                      tuple((r.low_qp, r.count) for r in rounds), cut)
+        return Model((up,), (low,))
 
     def _cached(self, verb: str, target: float, fn: Any) -> Bracket:
         key = (verb, float(target))

@@ -529,6 +529,11 @@ NOT_SWEPT = {
        "mechanism_brackets are swept); its definition is pinned by tests/test_accuracy.py"
        for f in ("annotate", "collect", "delta_rtol", "eps_demand", "finer_accuracy", "half_width",
                  "limit_of", "met", "note")},
+    "shuffle_lib.core.evaluate.answer": "the one path from built models to answers: its models are "
+        "built by Mechanism.model / the accountant from checked parameters, its targets and keywords "
+        "checked by evaluate.brackets (Mechanism.evaluate, mechanism_brackets and the accountant's "
+        "get_*_bracket are swept)",
+    "shuffle_lib.core.fourier.shared_steering": "a context manager with no argument",
     "shuffle_lib.core.evaluate.refined_epsilon": "the eps refinement Mechanism.evaluate runs on the "
         "model, targets and first brackets that evaluate.brackets has just checked (Mechanism.evaluate "
         "and mechanism_brackets are swept)",

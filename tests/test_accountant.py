@@ -266,3 +266,62 @@ def test_shuffle_lib_imports_without_dp_accounting():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=pathlib.Path(__file__).resolve().parent.parent, check=True).stdout
     assert "pip install shuffle-lib[dp-accounting]" in out
+
+
+# ---- the accuracy contract: the command line's refinement, and accuracy_met ----
+
+def _custom(tmp_path, p, q, name):
+    f = tmp_path / f"{name}.json"
+    f.write_text(f'{{"p": {list(p)}, "q": {list(q)}}}')
+    return ShuffledEvent("custom", pmfs=str(f))
+
+
+def _exact_eps(p, q, K, delta):
+    """eps(delta) of K rounds of the pair, max over both directions, by exact enumeration."""
+    import exact_oracle as oracle
+    p, q = np.asarray(p, float), np.asarray(q, float)
+    return max(oracle.epsilon(p, q, K, delta), oracle.epsilon(q, p, K, delta))
+
+
+P1, Q1 = [0.5, 0.3, 0.2], [0.49, 0.3, 0.21]
+P2, Q2 = [0.4, 0.35, 0.25], [0.395, 0.345, 0.26]
+
+
+@pytest.mark.parametrize("alone", [True, False])
+def test_an_eps_query_below_004_is_refined_to_the_contract(tmp_path, alone):
+    """eps(1e-2) ~ 0.016 of two rounds (one pair twice, or two pairs once each) at accuracy 1e-3:
+    the first grid's bracket is wider than the contract's relative half-width 25 x 1e-3 x upper
+    (the accountant's answer before it went through the refinement); the accountant's answer now
+    meets it, says so, lies inside the first bracket and holds the exact eps (enumeration)."""
+    from shuffle_lib.core import evaluate
+    acc, delta = 1e-3, 1e-2
+    a = _custom(tmp_path, P1, Q1, "a")
+    if alone:
+        acct = ShuffleAccountant(accuracy=acc).compose(a, 2)
+        model = acct._model(a, 2)
+        first = evaluate.brackets(model, "epsilon", [delta], 2, accuracy=acc)[0]
+        exact = _exact_eps(P1, Q1, 2, delta)
+    else:
+        b = _custom(tmp_path, P2, Q2, "b")
+        acct = ShuffleAccountant(accuracy=acc).compose(de.ComposedDpEvent([a, b]))
+        first = evaluate.brackets(acct._orientation_model(0, acc), "epsilon", [delta],
+                                  accuracy=acc)[0]
+        exact = _exact_eps(np.kron(P1, P2), np.kron(Q1, Q2), 1, delta)
+    demand = lambda br: 25 * acc * br.upper  # noqa: E731  (the half-width asked below eps 0.04)
+    assert first.upper < 0.04 and (first.upper - first.lower) / 2 > demand(first), first
+    br = acct.get_epsilon_bracket(delta)
+    assert br.accuracy_met is True and br.limit is None, br
+    assert (br.upper - br.lower) / 2 <= demand(br), br
+    assert first.lower <= br.lower <= exact <= br.upper <= first.upper, (first, br, exact)
+    assert acct.get_epsilon(delta) == br.upper
+
+
+def test_every_answer_says_whether_it_met_the_contract():
+    """delta and eps answers carry accuracy_met (and limit None when met), as the command line's
+    do; the ones without computation (no events, delta = 1) are met by definition."""
+    acct = ShuffleAccountant().compose(de.ComposedDpEvent([RR, GAUSS]), 3)
+    for br in (acct.get_delta_bracket(1.0), acct.get_epsilon_bracket(1e-6)):
+        assert br.accuracy_met is True and br.limit is None, br
+    empty = ShuffleAccountant()
+    assert empty.get_delta_bracket(1.0).accuracy_met is True
+    assert acct.get_epsilon_bracket(1.0).accuracy_met is True

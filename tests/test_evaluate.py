@@ -111,3 +111,51 @@ def test_bad_models_are_refused():
         rr_pair(1.0, tail_cut=1.5)
     with pytest.raises(ValueError, match="rounds"):
         Method.constant(0.0, 0.0, rounds=0)
+
+
+def test_clones_functions_answer_as_the_command_line():
+    """clones.epsilon_bracket / delta_bracket take the command line's path (evaluate.answer): the
+    same brackets as Mechanism.evaluate, with accuracy_met; an eps(1e-6) ~ 0.016 that the first
+    grid at accuracy 1e-3 leaves 12 % wide (over the contract's 2 x 25 x 1e-3 = 5 %) comes back
+    within it, inside the first grid's bracket."""
+    from shuffle_lib import mechanisms
+    from shuffle_lib.mechanisms import clones
+    from shuffle_lib.mechanisms.clones.compose import clone_model
+    acc, delta = 1e-3, 1e-6
+    first = evaluate.brackets(clone_model(10_000, 0.3, 2, "fmt21", acc), "epsilon", [delta], 2,
+                              accuracy=acc)[0]
+    assert first.upper < 0.04 and first.upper - first.lower > 2 * 25 * acc * first.upper, first
+    got = clones.epsilon_bracket(10_000, 0.3, [delta], compositions=2, accuracy=acc)[0]
+    cli = mechanisms.get("ldp-shuffle").evaluate("epsilon", [delta], {"n": 10_000, "eps0": 0.3},
+                                                  2, acc)[1][0]
+    assert tuple(got) == tuple(cli) and got.accuracy_met is cli.accuracy_met is True, (got, cli)
+    assert first.lower <= got.lower <= got.upper <= first.upper
+    assert got.upper - got.lower <= 2 * 25 * acc * got.upper
+    d = clones.delta_bracket(10_000, 0.3, [got.upper], compositions=2, accuracy=acc)[0]
+    # delta at the eps upper end is at most delta, so its certified lower end is too
+    assert d.accuracy_met is not None and d.lower <= delta, d
+
+
+def test_a_dominated_pair_reuses_the_steering_and_still_holds_the_exact_eps(monkeypatch):
+    """A model of one dominating and one dominated pair (here the exact pair twice, as two
+    objects) steers its eps grid once: the dominated pair adds only its fine grids (one per
+    direction) to the compositions of the dominating pair alone, and the bracket is that of the
+    pair serving both ends, holding the exact eps (enumeration) within the accuracy's width."""
+    import exact_oracle as oracle
+    import numpy as np
+
+    from shuffle_lib.core import fourier
+    p, q, K, delta = [0.5, 0.3, 0.2], [0.45, 0.25, 0.3], 6, 1e-3
+    model = Model((PLDPair.from_pmfs(p, q),), (PLDPair.from_pmfs(p, q),))
+    calls = []
+    compose = fourier.compose
+    monkeypatch.setattr(fourier, "compose", lambda *a, **k: calls.append(k) or compose(*a, **k))
+    alone = evaluate.epsilon_brackets(Model.from_pmfs(p, q), [delta], K, accuracy=1e-3)[0]
+    steered = len(calls)          # steering and fine grids of one pair, both directions
+    calls.clear()
+    br = evaluate.epsilon_brackets(model, [delta], K, accuracy=1e-3)[0]
+    assert len(calls) == steered + 2, (len(calls), steered)    # + the fine grids of the other
+    assert br == alone, (br, alone)
+    exact = max(oracle.epsilon(np.array(p), np.array(q), K, delta),
+                oracle.epsilon(np.array(q), np.array(p), K, delta))
+    assert br.lower <= exact <= br.upper and br.upper - br.lower <= 2e-3, (br, exact)

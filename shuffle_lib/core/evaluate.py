@@ -23,6 +23,7 @@ model's pairs) for mechanisms that declare no Renyi method of their own.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Sequence
 from typing import Literal
@@ -150,9 +151,14 @@ def brackets(
                                        hi_open=True)]
     k = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     done: dict[int, tuple[list[Bracket], list[Bracket]]] = {}
-    for comp in model.upper + model.lower:
-        if id(comp) not in done:
-            done[id(comp)] = _component(comp, verb, k, t, kw)
+    # one dominating and one dominated pair: the dominated one's grid is tilted where the
+    # dominating one's steering found eps (fourier.shared_steering; any tilt certifies)
+    share = verb == "epsilon" and len(model.upper) == len(model.lower) == 1 and all(
+        isinstance(c, PLDPair) for c in model.upper + model.lower)
+    with fourier.shared_steering() if share else contextlib.nullcontext():
+        for comp in model.upper + model.lower:
+            if id(comp) not in done:
+                done[id(comp)] = _component(comp, verb, k, t, kw)
     upper = [max(done[id(c)][0][i].upper for c in model.upper) for i in range(len(t))]
     if verb == "epsilon":
         upper = [min(u, model.eps_cap) for u in upper]
@@ -247,6 +253,36 @@ def refined_epsilon(model: Model, delta: ArrayLike, compositions: int, accuracy:
 def _halved(now: Bracket, before: Bracket) -> bool:
     """True when a refinement at least halved a bracket's width."""
     return now.upper - now.lower <= 0.5 * (before.upper - before.lower)
+
+
+Rebuild = Callable[[float], Model] | None
+"""Builds a model again at a finer accuracy (None: the model serves every accuracy)."""
+
+
+def answer(candidates: Sequence[tuple[Model, Rebuild]], verb: Verb, targets: ArrayLike,
+           compositions: int = 1, accuracy: float = fourier.DEFAULT_ACCURACY,
+           rounds: int | None = None) -> list[Bracket]:
+    """The brackets a query answers under the accuracy contract, one per target: for each
+    candidate (model, rebuild) its :func:`brackets` of ``compositions`` rounds at ``accuracy``, an
+    eps bracket refined where it misses the contract (:func:`refined_epsilon`, the model built
+    again by ``rebuild``); the max over the candidates (a worst case over models, e.g. the
+    accountant's orientations), annotated with ``accuracy_met`` and ``limit``
+    (:func:`shuffle_lib.core.accuracy.annotate`, delta brackets at the ``rtol`` of ``rounds``,
+    default ``compositions``, rounds).  The one path from models to answers: the command line,
+    ``mechanism_brackets``, the mechanisms' own functions and the accountant take it.
+    """
+    goals = [float(x) for x in v.reals("eps" if verb == "delta" else "delta", targets)]
+    per: list[list[Bracket]] = []
+    with A.collect() as notes:
+        for model, rebuild in candidates:
+            got = brackets(model, verb, goals, compositions, accuracy=accuracy)
+            if verb == "epsilon":
+                got = refined_epsilon(model, goals, compositions, accuracy, got, rebuild)
+            per.append(got)
+    out = [Bracket(max(b[i].lower for b in per), max(b[i].upper for b in per))
+           for i in range(len(goals))]
+    return A.annotate(verb, goals, out, accuracy, compositions if rounds is None else rounds,
+                      notes)
 
 
 def delta_brackets(model: Model, eps: ArrayLike, compositions: int = 1, **kw) -> list[Bracket]:

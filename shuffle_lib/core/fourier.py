@@ -14,17 +14,19 @@ One round is computed exactly from the PLD; more rounds go through the grid of
   When even 8 x ``max_points`` would not do (a full-support pair at K = 1e6 needs ~1e10 points),
   the grid is a bounded 2^21 points instead of the largest allowed: certified either way, and
   seconds instead of minutes;
-* tilt lam: the Chernoff-optimal value min_lam [Lambda(lam) - lam eps] for the
-  smallest eps of a group (or the RDP-optimal one for the largest delta asked), where
-  Lambda(lam) = sum_rounds log E_P[e^{lam L}].  ``delta_bracket`` groups its targets by the tilt
-  each needs (:func:`_tilt_groups`), one grid per group, and refines a target its
-  group's grid left loose alone: each target's bracket is then at least as narrow as a query of
-  that eps alone (the two are intersected; one tilt for eps = 0.02 and 1.9 leaves delta(1.9) at
-  [2.4e-169, 6.2e-9] against [4.00e-12, 4.04e-12] alone);
+* tilt lam: the Chernoff-optimal value min_lam [Lambda(lam) - lam eps] for the smallest eps of a
+  group (or the RDP-optimal one for the largest delta asked), where Lambda(lam) = sum_rounds log
+  E_P[e^{lam L}], found by safeguarded Newton on the increasing Lambda'(lam) - eps
+  (:func:`_lam_for_eps`, a few passes over the PLDs). ``delta_bracket`` groups its targets by the
+  tilt each needs (:func:`_tilt_groups`), one grid per group, and refines a target its group's grid
+  left loose alone: each target's bracket is then at least as narrow as a query of that eps alone
+  (the two are intersected; one tilt for eps = 0.02 and 1.9 leaves delta(1.9) at [2.4e-169, 6.2e-9]
+  against [4.00e-12, 4.04e-12] alone);
 * ``epsilon_bracket`` steers the tilt on grids 16x coarser, then composes once at the accuracy
-  asked; a symmetric pair's bracket is read once, and the Hoeffding level c is chosen at one eps
-  (the middle c's) rather than by a search per c: any c gives a certified end, the choice only
-  tightens;
+  asked (a dominated pair evaluated right after its dominating pair takes the tilt at the eps that
+  pair's steering found, :func:`shared_steering`); a symmetric pair's bracket is read once, and the
+  Hoeffding level c is chosen at one eps (the middle c's) rather than by a search per c: any c
+  gives a certified end, the choice only tightens;
 * ``delta_bracket`` refines the grid (accuracy / 4 at a time) until every
   bracket with upper end >= 1e-10 is within ``rtol`` (1 % for K <= 100 rounds,
   5 % above), as far as ``max_points`` allows; what stopped a target short of it is noted for
@@ -48,11 +50,12 @@ One round is computed exactly from the PLD; more rounds go through the grid of
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from shuffle_lib.core import accuracy as A
 from shuffle_lib.core import extreme as X
@@ -86,17 +89,109 @@ def composed_inf_mass(components: PLD | Sequence[tuple[PLD, int]]) -> float:
     return F.inf_mass(lfin, ltot)
 
 
+def _cgf(components, lam):
+    """(Lambda(lam), Lambda'(lam), Lambda''(lam)) of the cumulant generating function
+    Lambda(lam) = sum_rounds c log E_P[e^{lam L}; L finite]
+    (:func:`shuffle_lib.core.extreme.log_mgf`) in one pass over each PLD: Lambda' is the mean
+    of L under the tilted law p e^{lam L} / E[...], Lambda'' its variance (>= 0: Lambda is
+    convex), from the tilted law's first two raw moments (``einsum``: no temporary arrays, no
+    BLAS threads).  Only the tilt searches read the two
+    derivatives, and no bound depends on them: their round-off moves a tilt, never a bracket's
+    certificate.  (-inf, 0, 0) when a round has no finite atom.
+    """
+    val = d1 = d2 = 0.0
+    for p, c in components:
+        a = np.multiply(p.losses, lam)
+        a += p.log_probs
+        m = float(np.max(a, initial=-np.inf))
+        if not math.isfinite(m):
+            return -math.inf, 0.0, 0.0
+        a -= m
+        w = np.exp(a, out=a)
+        s0 = float(w.sum())
+        mu = float(np.einsum("i,i", p.losses, w)) / s0
+        second = float(np.einsum("i,i,i", p.losses, p.losses, w)) / s0
+        val += c * (m + math.log(s0))
+        d1 += c * mu
+        d2 += c * max(second - mu * mu, 0.0)
+    return val, d1, d2
+
+
+_LAM_TOL = 1e-4
+"""The tilt searches stop once the optimal tilt is known to this (absolute)."""
+
+
+def _increasing_root(g, lo, hi, x, at_x):
+    """A root of an increasing g on [lo, hi] to :data:`_LAM_TOL`, from a point ``x`` of the range
+    with ``at_x`` = (g(x), g'(x)); g(lo) < 0 is known, and g(hi) > 0 when ``x`` is ``hi``;
+    ``g(y)`` returns (g(y), g'(y)); ``hi`` when g(hi) <= 0.  Safeguarded Newton (Press et al.
+    2007, Numerical Recipes, Sec. 9.4, ``rtsafe``): a Newton step from the last point unless it
+    leaves the bracket the signs so far leave or does not halve the step before last, then a
+    bisection.  g(hi) is read the first time a Newton step aims past ``hi``."""
+    gx, sx = at_x
+    if gx > 0:
+        hi = x
+    elif gx < 0:
+        lo = x
+    else:
+        return x
+    hi_seen = x == hi
+    dx_old = dx = hi - lo
+    while True:
+        if not hi_seen and sx > 0 and x - gx / sx >= hi:
+            hi_seen = True
+            if g(hi)[0] <= 0:
+                return hi
+        if sx <= 0 or not lo < x - gx / sx < hi or abs(2 * gx) > abs(dx_old * sx):
+            dx_old, dx = dx, 0.5 * (hi - lo)
+            x = lo + dx
+        else:
+            dx_old, dx = dx, gx / sx
+            x -= dx
+        if abs(dx) <= _LAM_TOL or hi - lo <= _LAM_TOL:
+            return min(max(x, lo), hi)
+        gx, sx = g(x)
+        if gx > 0:
+            hi = x
+        elif gx < 0:
+            lo = x
+        else:
+            return x
+
+
 def _lam_for_eps(components, eps):
-    f = lambda lam: X.log_mgf(components, lam) - lam * eps  # noqa: E731  (convex in lam)
-    res = minimize_scalar(f, bounds=(0.0, _LAM_MAX), method="bounded", options={"xatol": 1e-3})
-    return float(res.x) if res.fun < f(0.0) else 0.0
+    """The Chernoff-optimal tilt argmin_{0 <= lam <= 50} [Lambda(lam) - lam eps]: the root of the
+    increasing Lambda'(lam) - eps (Lambda convex, :func:`_cgf`), 0 when Lambda'(0) >= eps."""
+    val, d1, d2 = _cgf(components, 0.0)
+    if not math.isfinite(val) or d1 >= eps:
+        return 0.0
+
+    def g(lam):
+        _, slope, curve = _cgf(components, lam)
+        return slope - eps, curve
+    return _increasing_root(g, 0.0, _LAM_MAX, 0.0, (d1 - eps, d2))
 
 
 def _eps_rdp(components, delta):
-    """The RDP estimate min_lam (Lambda(lam) + log(1/delta)) / lam: an upper guess of eps(delta)."""
-    f = lambda lam: (X.log_mgf(components, lam) + math.log(1 / delta)) / lam  # noqa: E731
-    res = minimize_scalar(f, bounds=(1e-3, _LAM_MAX), method="bounded", options={"xatol": 1e-3})
-    return float(res.fun)
+    """The RDP estimate min_lam (Lambda(lam) + log(1/delta)) / lam over [1e-3, 50]: an upper guess
+    of eps(delta).  Its derivative has the sign of h(lam) = lam Lambda'(lam) - Lambda(lam) -
+    log(1/delta), increasing (h' = lam Lambda'' >= 0), whose root :func:`_increasing_root` finds,
+    starting from the Gaussian optimum sqrt(2 log(1/delta) / Lambda''), Lambda'' read at 1e-3 (for
+    Lambda = mu lam + s^2 lam^2 / 2 the root is sqrt(2 log(1/delta)) / s); the least value at the
+    points evaluated is returned."""
+    room = math.log(1 / delta)
+    best = [math.inf]
+
+    def h(lam):
+        val, d1, d2 = _cgf(components, lam)
+        best[0] = min(best[0], (val + room) / lam)
+        return lam * d1 - val - room, lam * d2
+    at = h(1e-3)
+    if at[0] < 0 and math.isfinite(best[0]):
+        curve = at[1] / 1e-3
+        x0 = min(max(math.sqrt(2 * room / curve), 2e-3), _LAM_MAX) if curve > 0 else _LAM_MAX
+        _increasing_root(h, 1e-3, _LAM_MAX, x0, h(x0))
+    return best[0]
 
 
 def _step_for(accuracy, K):
@@ -107,7 +202,26 @@ def _step_for(accuracy, K):
     return accuracy / math.sqrt(K * math.log(1e15) / 2)
 
 
+_WIDTHS: list = []
+"""The last few :func:`_width_estimate` results, each with the PLDs it was computed for (held, so
+an entry is reused only for the same objects: a query composes one list of PLDs a few times)."""
+_WIDTHS_KEPT = 4
+
+
 def _width_estimate(components):
+    """A Bernstein-type width (in loss units) of the composed support (:func:`_width_of`), reused
+    for the same PLD objects and counts (a PLD is immutable)."""
+    for plds, counts, width in _WIDTHS:
+        if len(plds) == len(components) and all(
+                a is p and k == c for a, k, (p, c) in zip(plds, counts, components)):
+            return width
+    width = _width_of(components)
+    _WIDTHS.insert(0, (tuple(p for p, _ in components), tuple(c for _, c in components), width))
+    del _WIDTHS[_WIDTHS_KEPT:]
+    return width
+
+
+def _width_of(components):
     """A Bernstein-type width (in loss units) of the composed support."""
     ell = math.log(2.0 / F.TAU)
     total = 0.0
@@ -784,16 +898,41 @@ def _floor_eps(pq, qp, delta, lows, given_lows, kw, br):
     return Bracket(min(max(br.lower, lo), alt.upper), min(br.upper, alt.upper))
 
 
+_STEERED: contextvars.ContextVar[dict | None] = contextvars.ContextVar("steered", default=None)
+
+
+@contextlib.contextmanager
+def shared_steering() -> Iterator[None]:
+    """A block in which :func:`epsilon_bracket` steers its tilt once per (largest delta,
+    accuracy, counts): a later call with the same (the dominated pair of a model whose
+    dominating pair was just evaluated, :func:`shuffle_lib.core.evaluate.brackets`) takes its
+    tilts at the eps the first steering found, without a steering grid of its own.  A tilt only
+    places the grid's window and round-off; every tilt gives certified brackets."""
+    token = _STEERED.set({})
+    try:
+        yield
+    finally:
+        _STEERED.reset(token)
+
+
 def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
     """:func:`epsilon_bracket`'s grid route with one tilt, steered for the largest delta."""
     d0 = float(max(delta))
     sym = _same(pq, qp)
     # the tilt that suits eps(d0): first from the RDP guess, then from the bracket it gives (a
     # symmetric pair's two directions are one search)
+    fine = kw.get("h") is None
+    memo = _STEERED.get()
+    key = (d0, kw.get("accuracy", DEFAULT_ACCURACY), kw.get("h"), kw.get("max_points"),
+           tuple(c for _, c in pq), tuple(c for _, c in qp))
+    if memo is not None and key in memo and fine:
+        # the dominated pair of a pair just steered: its tilts at the eps that steering found
+        lam0 = _lam_for_eps(pq, memo[key][0])
+        lams = (lam0, lam0 if sym else _lam_for_eps(qp, memo[key][1]))
+        return _eps_fine(pq, qp, delta, low_pq, low_qp, kw, lams, sym)
     lam0 = _lam_for_eps(pq, 0.8 * _eps_rdp(pq, d0))
     lams = (lam0, lam0 if sym else _lam_for_eps(qp, 0.8 * _eps_rdp(qp, d0)))
     # coarse to fine: the tilt is steered on grids 16x coarser (cheap), then one fine composition
-    fine = kw.get("h") is None
     steer = dict(kw, accuracy=min(1.0, 16 * kw.get("accuracy", DEFAULT_ACCURACY))) if fine else kw
     for _attempt in range(2):
         a = compose(pq, lam=lams[0], **steer)
@@ -809,15 +948,24 @@ def _eps_tilted(pq, qp, delta, low_pq, low_qp, kw):
             lams = new
         if done:
             break
-    if fine:
+    if memo is not None and all(math.isfinite(e) for e in guess):
+        memo[key] = tuple(guess)
+    return _eps_fine(pq, qp, delta, low_pq, low_qp, kw, lams, sym, (a, b))
+
+
+def _eps_fine(pq, qp, delta, low_pq, low_qp, kw, lams, sym, steered=None):
+    """:func:`_eps_tilted`'s brackets at the tilts ``lams``: one fine composition per direction
+    (or the ``steered`` grids when the caller fixed the step ``h``)."""
+    if kw.get("h") is not None:
+        a, b = steered
+        A.note("epsilon", delta, "grid step")
+    else:
         a = compose(pq, lam=lams[0], **kw)
         b = a if sym else compose(qp, lam=lams[1], **kw)
         acc = kw.get("accuracy", DEFAULT_ACCURACY)
         exact = _on_lattice(a, pq) and _on_lattice(b, qp)
         if not exact and max(a.h, b.h) > 1.01 * max(_fine_step(pq, acc), _fine_step(qp, acc)):
             A.note("epsilon", delta, "memory")   # the step was coarsened to fit max_points
-    elif kw.get("h") is not None:
-        A.note("epsilon", delta, "grid step")
     out = []
     for d in delta:
         x = _cap_eps(epsilon_bracket_one(a, d), pq, d, low_pq)

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from shuffle_lib.core import accuracy as acc
 from shuffle_lib.core import evaluate, progress
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import EPS_MAX, MAX_COMPOSITIONS
@@ -212,15 +211,11 @@ class Mechanism:
             targets = v.reals("eps", targets, lo=0.0, hi=EPS_MAX)
         params, model = self.model(values, compositions, accuracy)
         goal: Literal["delta", "epsilon"] = "delta" if verb == "delta" else "epsilon"
-        with acc.collect() as notes, progress.task(f"{verb} {self.name}"):
-            brs = evaluate.brackets(model, goal, targets, compositions, accuracy=accuracy)
-            if goal == "epsilon":
-                rebuild = ((lambda a: self.model(values, compositions, a)[1])
-                           if "accuracy" in self.uses else None)
-                brs = evaluate.refined_epsilon(model, targets, compositions, accuracy, brs,
-                                               rebuild)
-        goals = [float(x) for x in v.reals("targets", targets)]
-        return params, acc.annotate(goal, goals, brs, accuracy, compositions, notes)
+        rebuild = ((lambda a: self.model(values, compositions, a)[1])
+                   if "accuracy" in self.uses else None)
+        with progress.task(f"{verb} {self.name}"):
+            return params, evaluate.answer([(model, rebuild)], goal, targets, compositions,
+                                           accuracy)
 
 
 REGISTRY: dict[str, Mechanism] = {}

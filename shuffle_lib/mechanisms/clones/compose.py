@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -191,20 +192,28 @@ def delta_bracket(n: int, eps0: float, eps: ArrayLike, compositions: int = 1, pa
                   rounds: Sequence[tuple[int, float, int]] | None = None) -> list[Bracket]:
     """Certified Brackets for delta(eps) of `compositions` rounds (adaptive: Koskela et al. 2022,
     Cor. 3), or of the heterogeneous ``rounds``: :func:`clone_model` through
-    :func:`shuffle_lib.core.evaluate.delta_brackets`."""
-    model = clone_model(n, eps0, compositions, pair, accuracy, rounds)
-    return evaluate.brackets(model, "delta", np.atleast_1d(eps),
-                             1 if rounds is not None else compositions, accuracy=accuracy)
+    :func:`shuffle_lib.core.evaluate.answer`, the command line's path (``accuracy_met`` set)."""
+    return _answer("delta", n, eps0, eps, compositions, pair, accuracy, rounds)
 
 
 def epsilon_bracket(n: int, eps0: float, delta: ArrayLike, compositions: int = 1,
                     pair: str = "fmt21", accuracy: float = DEFAULT_ACCURACY,
                     rounds: Sequence[tuple[int, float, int]] | None = None) -> list[Bracket]:
-    """Certified Brackets for eps(delta) of `compositions` rounds; see :func:`delta_bracket`."""
+    """Certified Brackets for eps(delta) of `compositions` rounds; see :func:`delta_bracket` (an
+    eps bracket that misses its accuracy below eps = 0.04 is refined on a finer build)."""
+    return _answer("epsilon", n, eps0, delta, compositions, pair, accuracy, rounds)
+
+
+def _answer(verb: Literal["delta", "epsilon"], n: int, eps0: float, targets: ArrayLike,
+            compositions: int, pair: str, accuracy: float,
+            rounds: Sequence[tuple[int, float, int]] | None) -> list[Bracket]:
     model = clone_model(n, eps0, compositions, pair, accuracy, rounds)
     # a heterogeneous model's parts hold their counts: evaluated at 1
-    return evaluate.brackets(model, "epsilon", np.atleast_1d(delta),
-                             1 if rounds is not None else compositions, accuracy=accuracy)
+    k = 1 if rounds is not None else compositions
+    total = sum(c for *_, c in rounds) if rounds is not None else compositions
+    return evaluate.answer(
+        [(model, lambda a: clone_model(n, eps0, compositions, pair, a, rounds))], verb,
+        np.atleast_1d(targets), k, accuracy, total)
 
 
 def _rdp(params: dict, orders: ArrayLike) -> list[Bracket]:
