@@ -42,7 +42,8 @@ from shuffle_lib.core.types import Bracket
 from shuffle_lib.mechanisms.randomizer import noise as N
 
 CROWD_STEP = 0.02  # the lattice step of W, in sd(Z) under r_0 (times min(1, sqrt(n / 16)))
-CROWD_CAPS = (1e-9, 1e-11, 1e-13)  # P_1(Z > T) of the caps tried in turn (item 3)
+CROWD_CAPS = (1e-5, 1e-7, 1e-9, 1e-11, 1e-13)  # P_1(Z > T) of the caps tried in turn
+CROWD_POINTS = 2**21  # the single law's lattice points, at most (a coarser step beyond)
 
 
 def _z_to_y(nz: N.Noise, z: np.ndarray) -> np.ndarray:
@@ -89,6 +90,8 @@ def _one_side(nz: N.Noise, n: int, eps: float, h: float, cap: float, up: bool) -
     """A certified upper value of one direction of eq. (1) with the cap P_1(Z > T) = ``cap``."""
     y_top = 1.0 + float(nz.dist.isf(cap))
     T = math.exp(min(float(nz.loss(np.array([y_top]))[0]), 700.0))
+    span = T + math.exp(eps) + 1.0
+    h = max(h, span / CROWD_POINTS)  # the single law's lattice fits (memory)
     for _ in range(N.COARSER + 1):
         p, k0 = _rounded_law(nz, eps, h, T, up)
         try:
@@ -108,7 +111,8 @@ def crowd_upper_delta(noise: str | N.Noise, n: int, eps: float, scale: float | N
                       step: float = CROWD_STEP) -> float:
     """A certified upper value of the exact delta(eps) of the datasets (x, 0, ..., 0), x = 1
     against x = 0, both directions (eq. (1) and the error budget of the module docstring); each
-    cap of ``CROWD_CAPS`` is tried and the smallest value returned.
+    cap of ``CROWD_CAPS`` is tried in turn (until the charge is below 1e-4 of the value) and the
+    smallest value returned.
 
     Args: as :func:`~shuffle_lib.mechanisms.randomizer.noise.upper_delta`; step: h / sd(Z).
     Returns: a float in [0, 1].
@@ -120,9 +124,15 @@ def crowd_upper_delta(noise: str | N.Noise, n: int, eps: float, scale: float | N
     step = v.real("step", step, 0.0, 1.0, lo_open=True)
     sd = math.sqrt(max(math.expm1(min(N._chi2_log(nz), 700.0)), 1e-24))
     h = step * sd * min(1.0, math.sqrt(n / 16.0))
-    return max(
-        min(_one_side(nz, n, eps, h, cap, up) for cap in CROWD_CAPS) for up in (True, False)
-    )
+    out = 0.0
+    for up in (True, False):
+        best = 1.0
+        for cap in CROWD_CAPS:  # a larger T: a smaller charge, a coarser or longer lattice
+            best = min(best, _one_side(nz, n, eps, h, cap, up))
+            if cap < 1e-4 * best:
+                break
+        out = max(out, best)
+    return out
 
 
 def crowd_delta(noise: str | N.Noise, n: int, eps: float, scale: float | None = None) -> Bracket:
