@@ -9,8 +9,10 @@ all-at-0 dataset (each term of the symmetrised density divides by prod_i r_0(y_i
 
 one n-fold sum each (for Gaussian noise of sd sigma, Z is lognormal: log Z ~ N(-1/(2 sigma^2),
 1/sigma^2)).  The crowd at 1 is the mirror image (y -> 1 - y): it swaps the two directions.
-Whether these datasets are the least private ones is *not* proved (chapter 07, the conjecture
-con-gauss-crowd): the upper end here bounds this dataset's delta, not the mechanism's.
+Whether these datasets are the least private ones: proved for two users and Gaussian noise
+(chapter 07, lemma lem-gauss-crowd2), conjectured for Gaussian noise at every n (con-gauss-crowd),
+and false for Laplace noise (at n = 3 the datasets (x, 0, 1) have a larger delta(0)): the upper
+end here bounds this dataset's delta, not the mechanism's.
 
 **Error budget of the upper end** (each item on a known side; Z is non-decreasing in y for a
 log-concave noise, so every cell of W is an interval of y):
