@@ -45,6 +45,7 @@ from shuffle_lib.mechanisms.randomizer import noise as N
 
 CROWD_STEP = 0.02  # the lattice step of W, in sd(Z) under r_0 (times min(1, sqrt(n / 16)))
 CROWD_CAPS = (1e-5, 1e-7, 1e-9, 1e-11, 1e-13)  # P_1(Z > T) of the caps tried in turn
+CROWD_WINDOWS = (2, 4)  # the sum's FFT window, in single-law supports (both tried)
 CROWD_POINTS = 2**21  # the single law's lattice points, at most (a coarser step beyond)
 
 
@@ -94,16 +95,20 @@ def _one_side(nz: N.Noise, n: int, eps: float, h: float, cap: float, up: bool) -
     T = math.exp(min(float(nz.loss(np.array([y_top]))[0]), 700.0))
     span = T + math.exp(eps) + 1.0
     h = max(h, span / CROWD_POINTS)  # the single law's lattice fits (memory)
+    ppm = math.inf
     for _ in range(N.COARSER + 1):
         p, k0 = _rounded_law(nz, eps, h, T, up)
-        try:
-            summed = N.sum_on_window(p, k0, n, min_points=2 * p.size)
+        try:  # a wider window: a smaller tail charge, a larger round-off bound
+            for wide in CROWD_WINDOWS:
+                summed = N.sum_on_window(p, k0, n, min_points=wide * p.size)
+                ppm = min(ppm, N.positive_part_mean(p, k0, n, h, summed) * (1 + 1e-12) / n)
             break
         except ValueError:  # the window would not fit in memory: a coarser lattice
+            if math.isfinite(ppm):
+                break
             h *= 4.0
     else:
         return 1.0
-    ppm = N.positive_part_mean(p, k0, n, h, summed) * (1 + 1e-12) / n
     if up:
         return min(1.0, ppm + float(nz.tail(np.array([y_top]), 1.0)[0]) * (1 + N.CDF_RTOL))
     return min(1.0, ppm * math.exp(eps))
@@ -113,8 +118,8 @@ def crowd_upper_delta(noise: str | N.Noise, n: int, eps: float, scale: float | N
                       step: float = CROWD_STEP) -> float:
     """A certified upper value of the exact delta(eps) of the datasets (x, 0, ..., 0), x = 1
     against x = 0, both directions (eq. (1) and the error budget of the module docstring); each
-    cap of ``CROWD_CAPS`` is tried in turn (until the charge is below 1e-4 of the value) and the
-    smallest value returned.
+    cap of ``CROWD_CAPS`` is tried in turn (until a cap's value no longer improves and its
+    charge is below 1e-4 of the value) and the smallest value returned.
 
     Args: as :func:`~shuffle_lib.mechanisms.randomizer.noise.upper_delta`; step: h / sd(Z).
     Returns: a float in [0, 1].
@@ -128,11 +133,13 @@ def crowd_upper_delta(noise: str | N.Noise, n: int, eps: float, scale: float | N
     h = step * sd * min(1.0, math.sqrt(n / 16.0))
     out = 0.0
     for up in (True, False):
-        best = 1.0
+        best = prev = 1.0
         for cap in CROWD_CAPS:  # a larger T: a smaller charge, a coarser or longer lattice
-            best = min(best, _one_side(nz, n, eps, h, cap, up))
-            if cap < 1e-4 * best:
+            val = _one_side(nz, n, eps, h, cap, up)
+            best = min(best, val)
+            if val >= prev and cap < 1e-4 * best:  # no longer improving
                 break
+            prev = val
         out = max(out, best)
     return out
 
