@@ -337,8 +337,11 @@ _add("mechanisms.randomizer.noise_compose",
      noise_model=dict(n=3, noise="laplace", scale=1.0, compositions=1))
 _add("mechanisms.randomizer.noise_pairs",
      blanket_pair_delta=dict(noise="laplace", n=3, eps=0.5, x0=0.0, x1=1.0, scale=1.0),
-     others_at_delta=dict(noise="laplace", n=3, eps=0.5, c=0.0, scale=1.0, step=0.1),
-     crowd_at_zero_delta=dict(noise="laplace", n=3, eps=0.5, scale=1.0, step=0.05))
+     others_at_delta=dict(noise="laplace", n=3, eps=0.5, c=0.0, scale=1.0, step=0.1))
+_add("mechanisms.randomizer.noise_crowd",
+     crowd_upper_delta=dict(noise="laplace", n=3, eps=0.5, scale=1.0, step=0.05),
+     crowd_delta=dict(noise="laplace", n=3, eps=0.5, scale=1.0),
+     crowd_epsilon=dict(noise="laplace", n=3, delta=0.1, scale=1.0))
 _add("mechanisms.clones.compose",
      clone_model=dict(n=50, eps0=1.0, compositions=1, pair="fmt21", accuracy=1e-3, rounds=None),
      delta_bracket=dict(n=50, eps0=1.0, eps=[0.5], compositions=1, pair="fmt21", accuracy=1e-3, rounds=None),

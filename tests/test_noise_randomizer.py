@@ -423,22 +423,6 @@ def test_lower_end_positive_at_a_million_users(noise, eps):
     assert 1e-6 < lo <= N.upper_delta(noise, 10**6, eps, scale=1.0)
 
 
-def test_crowd_at_zero_estimate_against_the_quadratures():
-    """The estimate of the datasets' (x, 0, ..., 0) own delta: at n = 2 it matches the 2-d
-    quadrature (within 1 %), and it lies between the certified lower end (a view of the same
-    datasets) and the certified upper end."""
-    from shuffle_lib.mechanisms.randomizer import noise_pairs as NP
-
-    for noise, eps in (("gaussian", 0.1), ("laplace", 0.5)):
-        dist = stats.norm(0, 1.0) if noise == "gaussian" else stats.laplace(0, 1.0)
-        est = NP.crowd_at_zero_delta(noise, 2, eps, scale=1.0)
-        assert est == pytest.approx(_two_user_delta(dist, eps, 0.0), rel=1e-2)
-    for noise, n, eps in (("gaussian", 300, 0.3), ("laplace", 300, 0.15)):
-        est = NP.crowd_at_zero_delta(noise, n, eps, scale=1.0)
-        br = N.delta_bracket(noise, n, eps, scale=1.0)
-        assert br.lower <= est <= br.upper and br.lower > 0.5 * est
-
-
 def _discrete_gaussian(sigma=1.0, half=60):
     k = np.arange(-half, half + 1)
     p = np.exp(-(k**2) / (2 * sigma**2))

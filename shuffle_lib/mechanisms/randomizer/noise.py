@@ -60,9 +60,9 @@ with n (at n = 1e6 it exceeds 1e-6), so :func:`lower_delta` also takes two views
 FFT: the count of reports above a threshold (exact Binomials, :func:`count_delta`) and, for
 Gaussian noise, the sum of the reports (the Gaussian mechanism with noise sigma sqrt(n),
 :func:`gauss_sum_delta`); the largest is the lower end.  For the crowd at 0 the lattice view is
-within about 1 % of that dataset's own eps(1e-6) at n = 1e4
-(:func:`~shuffle_lib.mechanisms.randomizer.noise_pairs.crowd_at_zero_delta`): the bracket's width
-is the blanket's.
+within 0.6 % of that dataset's own eps(1e-6) at n = 1e4 (certified ends of it:
+:func:`~shuffle_lib.mechanisms.randomizer.noise_crowd.crowd_epsilon`): the bracket's width is
+the blanket's.
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ can be compared with one method: a check of the lemma at finite n.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -113,46 +112,3 @@ def others_at_delta(
     b = np.fft.irfft(base * np.fft.rfft(laws[1.0], M), M)
     e = math.exp(eps)
     return float(max(np.maximum(b - e * a, 0.0).sum(), np.maximum(a - e * b, 0.0).sum()))
-
-
-def crowd_at_zero_delta(
-    noise: str | N.Noise, n: int, eps: float, scale: float | None = None, step: float = 0.005
-) -> float:
-    """An upper value (the FFT's round-off not bounded: an estimate) of the exact delta(eps) of
-    the datasets (x, 0, ..., 0), x = 1 against x = 0, both directions.
-
-    The full view's likelihood ratio is R = (1/n) sum_i e^{L(y_i)}, so delta = E_0[(R - e^eps)_+]
-    (and E_0[(1 - e^eps R)_+] the other way), a function of the law of S = sum_i e^{L(Y_i)},
-    Y_i ~ r_0: that law by a midpoint rule on 2e6 cells of [-9 sd, 1 + 9 sd] (the tails beyond
-    hold ~1e-19), e^L rounded onto a lattice of ``step`` sd(e^L) preserving each cell's mean
-    (both integrands are convex in S: an upper value, Jensen), summed by one FFT on a window
-    twice the single law's support (:func:`~shuffle_lib.mechanisms.randomizer.noise.sum_on_window`).
-    Beside the certified lower end (a view of the same datasets) it brackets these datasets'
-    delta, and shows which end of the certified bracket is loose.
-    """
-    nz = N.noise_law(noise, scale)
-    n = v.integer("n", n, lo=1, hi=10**5)
-    eps = v.real("eps", eps, 0.0, 50.0)
-    step = v.real("step", step, 0.0, 1.0, lo_open=True)
-    s, p = _crowd_sum(nz, n, step)
-    e, r = math.exp(eps), s / n
-    return max(float(np.dot(np.maximum(r - e, 0.0), p)),
-               float(np.dot(np.maximum(1.0 - e * r, 0.0), p)))
-
-
-@functools.lru_cache(maxsize=8)
-def _crowd_sum(nz: N.Noise, n: int, step: float) -> tuple[np.ndarray, np.ndarray]:
-    """(values, probabilities) of S = sum_i e^{L(Y_i)}, Y_i ~ r_0 (see crowd_at_zero_delta)."""
-    sd = float(nz.dist.std())
-    y = np.linspace(-9 * sd, 1 + 9 * sd, 2_000_001)
-    w = nz.dist.pdf(y) * (y[1] - y[0])
-    val = np.exp(nz.loss(y))
-    h = step * math.sqrt(max(float(np.dot(w, (val - 1.0) ** 2)), 1e-30))
-    k = np.floor(val / h)
-    frac = val / h - k
-    size = int(k.max()) + 2
-    p = np.bincount(k.astype(np.int64), weights=w * (1 - frac), minlength=size) + np.bincount(
-        k.astype(np.int64) + 1, weights=w * frac, minlength=size
-    )
-    vals, first, _, _, _ = N.sum_on_window(p / p.sum(), 0, n, min_points=2 * size)
-    return (first + np.arange(vals.size)) * h, np.maximum(vals, 0.0)
