@@ -445,7 +445,7 @@ def _view_laws(nz: Noise, levels: int) -> tuple[np.ndarray, np.ndarray]:
     Any phi is a post-processing: these choices only decide how tight the lower end is."""
     y_hi = 1.0 + float(nz.dist.isf(1e-12))
     top = math.exp(min(float(nz.loss(np.array([y_hi]))[0]), 600.0))
-    chi2 = math.expm1(min(float(_chi2_log(nz)), 600.0))
+    chi2 = math.expm1(min(float(chi2_log(nz)), 600.0))
     hp = max(VIEW_STEP * math.sqrt(chi2), top / levels)
     levels = max(2, min(levels, math.ceil(top / hp)))
     edges = np.log(np.arange(1, levels + 1) * hp)  # phi >= k  <=>  L >= log(k h')
@@ -459,8 +459,9 @@ def _view_laws(nz: Noise, levels: int) -> tuple[np.ndarray, np.ndarray]:
     return out[0], out[1]
 
 
-def _chi2_log(nz: Noise) -> float:
-    """log(1 + chi^2(r_1 || r_0)) = log E_{r_0}[e^{2L}], by quadrature (chooses h' only)."""
+def chi2_log(nz: Noise) -> float:
+    """log(1 + chi^2(r_1 || r_0)) = log E_{r_0}[e^{2L}], by quadrature: an estimate that only
+    chooses lattice steps (the blanket's h', the crowd's step), never a bound."""
     sd = float(nz.dist.std())
     y = np.linspace(-12 * sd, 12 * sd + 1, 40001)
     lw = 2 * nz.dist.logpdf(y - 1.0) - nz.dist.logpdf(y)

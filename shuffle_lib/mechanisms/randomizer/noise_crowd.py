@@ -129,7 +129,7 @@ def crowd_upper_delta(noise: str | N.Noise, n: int, eps: float, scale: float | N
     n = v.integer("n", n, lo=1, hi=N.MAX_N)
     eps = v.real("eps", eps, 0.0, 700.0)
     step = v.real("step", step, 0.0, 1.0, lo_open=True)
-    sd = math.sqrt(max(math.expm1(min(N._chi2_log(nz), 700.0)), 1e-24))
+    sd = math.sqrt(max(math.expm1(min(N.chi2_log(nz), 700.0)), 1e-24))
     h = step * sd * min(1.0, math.sqrt(n / 16.0))
     out = 0.0
     for up in (True, False):
