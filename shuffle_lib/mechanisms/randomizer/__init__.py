@@ -211,7 +211,11 @@ def _best_option(dec: Decomposition, n: int) -> Decomposition:
     return opts[0] if len(opts) == 1 else min(opts, key=lambda x: _upper_epsilon_one(x, n, 1e-6))
 
 
+@functools.lru_cache(maxsize=256)
 def _upper_epsilon_one(dec: Decomposition, n: int, delta: float) -> float:
+    """One split's upper end of eps(delta) (a deterministic search: its answer is kept per
+    (split, n, delta), which the one-round model, the composed route's choice of split and a
+    direct :func:`upper_epsilon` all ask)."""
     if delta >= dec.mass:
         return 0.0
     nn, pair = _revealed_pair(dec, n)
@@ -222,7 +226,7 @@ def _upper_epsilon_one(dec: Decomposition, n: int, delta: float) -> float:
     if bl.delta(0.0)[1] <= delta:
         return 0.0
     # a lower bound: f(floor) > delta
-    floor = max((view_epsilon(w, n, delta) for w in dec.views), default=0.0)
+    floor = max((_view_epsilon(w, n, delta) for w in dec.views), default=0.0)
     # (a finite cap: the views' inf is not this pair's)
     if not math.isfinite(floor) or bl.delta(floor)[1] <= delta:
         floor = 0.0
@@ -353,6 +357,13 @@ def view_epsilon(view: View, n: int, delta: float) -> float:
     certified lower delta is still > delta (bisection), 0 if there is none."""
     n = v.integer("n", n, lo=1, hi=MAX_N)
     v.instance("view", view, View)
+    return _view_epsilon(view, n, v.probability("delta", delta))
+
+
+@functools.lru_cache(maxsize=256)
+def _view_epsilon(view: View, n: int, delta: float) -> float:
+    """:func:`view_epsilon` on checked arguments, kept per (view, n, delta): the upper end's search
+    starts at the views' eps, which the lower end asks for again."""
     if view.symmetric and 2 * view.r0 < 1:
         return epsilon_bracket_single(n, 0.0, delta, _view_pair(view)).lower
     return plds_epsilon(_view_plds_exact(view, n), delta)
@@ -517,14 +528,15 @@ def _upper_method(dec: Decomposition, n: int, cap: Callable[[float], float],
                   ).capped(cap, lambda d: cap_eps)
 
 
-def _unary_view_plds(family: str, eps0: float, n: int) -> list[tuple[PLD, PLD]]:
+@functools.lru_cache(maxsize=8)
+def _unary_view_plds(family: str, eps0: float, n: int) -> tuple[tuple[PLD, PLD], ...]:
     """For a unary encoding, the exact PLDs (both directions) of the lower view of the dataset
     with all others at one third value (:func:`.unary.dataset_view`), when its atoms fit
     (UNARY_VIEW_ATOMS); else none."""
     if family not in unary.UNARY or unary.view_atoms(family, eps0, n) > UNARY_VIEW_ATOMS:
-        return []
+        return ()
     P, Q = unary.dataset_view(family, eps0, n)
-    return [(pld_from_pmfs(P, Q), pld_from_pmfs(Q, P))]
+    return ((pld_from_pmfs(P, Q), pld_from_pmfs(Q, P)),)
 
 
 def _plds_method(plds: tuple[PLD, PLD]) -> Method:
@@ -537,7 +549,7 @@ def _plds_method(plds: tuple[PLD, PLD]) -> Method:
 def _view_method(view: View, n: int) -> Method:
     """One round's lower end from one view (upper ends left at 1 and inf)."""
     return Method(lambda eps: [Bracket(view_delta(view, n, e), 1.0) for e in eps],
-                  lambda delta: [Bracket(view_epsilon(view, n, d), math.inf) for d in delta])
+                  lambda delta: [Bracket(_view_epsilon(view, n, d), math.inf) for d in delta])
 
 
 def _composed_pair(pq: PLD, qp: PLD, K: int) -> PLDPair | Method:

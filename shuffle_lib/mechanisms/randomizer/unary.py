@@ -128,22 +128,66 @@ def _laws(m: int, p0: float) -> tuple[np.ndarray, np.ndarray]:
     return a, binom.pmf(a, m, p0)
 
 
+class _Terms:
+    """The eps-free parts of delta_M for the M values ``ms``, concatenated: per M its window of
+    A (:func:`_window`), S = M + (e^eps0 - 1) A, p = P[A = a] and the suffix sums of p S and of p
+    (each with a trailing 0).  The windows and PMFs of all M come from one elementwise call
+    each (the same values as M by M)."""
+
+    def __init__(self, pair: UnaryPair, ms: np.ndarray):
+        ms = np.asarray(ms, dtype=np.int64)
+        lo, hi = binom_window(ms, pair.p0, TAIL)
+        sizes = np.asarray(hi) - lo + 1
+        self.ms, self.lam = [int(m) for m in ms], pair.lam
+        self.ends = np.cumsum(sizes)
+        self.starts = self.ends - sizes
+        a = np.arange(int(self.ends[-1])) - np.repeat(self.starts - lo, sizes)
+        m_of = np.repeat(ms, sizes)
+        self.pa = binom.pmf(a, m_of, pair.p0)
+        self.S = m_of + math.expm1(pair.eps0) * a            # increasing in a within each M
+        ps = self.pa * self.S
+        zero = np.zeros(1)
+        sp: list[np.ndarray] = []
+        s1: list[np.ndarray] = []
+        for i, j in zip(self.starts, self.ends):
+            sp += [np.cumsum(ps[i:j][::-1])[::-1], zero]
+            s1 += [np.cumsum(self.pa[i:j][::-1])[::-1], zero]
+        self.sp, self.s1 = np.concatenate(sp), np.concatenate(s1)
+
+    def delta_ms(self, eps: float, count: int) -> list[tuple[float, float]]:
+        """(value, rounding allowance) of delta_M(eps) for the first ``count`` M values."""
+        E = math.exp(eps)
+        end = int(self.ends[count - 1])
+        S, pa = self.S[:end], self.pa[:end]
+        # for each a1 of an M, the a0 of that M with S(a0) > e^eps S(a1): its suffix sums of p S
+        # and p (the suffix arrays hold one more entry per M, hence the offset i)
+        idx = np.concatenate([
+            np.searchsorted(S[b:c], E * S[b:c], side="right") + b + i
+            for i, (b, c) in enumerate(zip(self.starts[:count], self.ends[:count]))
+        ])
+        P, Q = (pa * self.sp[idx]).tolist(), (E * S * pa * self.s1[idx]).tolist()
+        out = []
+        for m, b, c in zip(self.ms, self.starts[:count], self.ends[:count]):
+            sum_p, sum_q = math.fsum(P[b:c]), math.fsum(Q[b:c])
+            scale = self.lam / m
+            out.append((max(0.0, sum_p - sum_q) * scale, SUM_RTOL * (sum_p + sum_q) * scale))
+        return out
+
+
+@functools.lru_cache(maxsize=4)
+def _block_terms(pair: UnaryPair, blocks: int) -> tuple[np.ndarray, float, _Terms]:
+    """(the blocks' masses, the mass left out, the terms at every block's first M and one past
+    the last) of :func:`delta` with ``blocks`` blocks."""
+    edges, mass, out = _blocks(pair, blocks)
+    return mass, out, _Terms(pair, edges)
+
+
 def delta_m(pair: UnaryPair, m: int, eps: float) -> tuple[float, float]:
     """(value, rounding allowance) of delta_M(eps) at M = m without the windows' tails."""
     v.instance("pair", pair, UnaryPair)
     m = v.integer("m", m, lo=1, hi=10 ** 9)
     eps = v.real("eps", eps, 0.0)
-    a, pa = _laws(m, pair.p0)
-    S = m + math.expm1(pair.eps0) * a            # increasing in a
-    E = math.exp(eps)
-    # for each a1, the a0 with S(a0) > e^eps S(a1): suffix sums of p S and p over a0
-    idx = np.searchsorted(S, E * S, side="right")
-    sp = np.append(np.cumsum((pa * S)[::-1])[::-1], 0.0)
-    s1 = np.append(np.cumsum(pa[::-1])[::-1], 0.0)
-    P, Q = pa * sp[idx], E * S * pa * s1[idx]
-    scale = pair.lam / m
-    val = max(0.0, math.fsum(P) - math.fsum(Q)) * scale
-    return val, SUM_RTOL * (math.fsum(P) + math.fsum(Q)) * scale
+    return _Terms(pair, np.array([m])).delta_ms(eps, 1)[0]
 
 
 def delta(pair: UnaryPair, eps: float, blocks: int = BLOCKS) -> tuple[float, float]:
@@ -152,11 +196,17 @@ def delta(pair: UnaryPair, eps: float, blocks: int = BLOCKS) -> tuple[float, flo
     bounds the shuffled encoding's delta(eps) for every dataset (module docstring)."""
     v.instance("pair", pair, UnaryPair)
     eps = v.real("eps", eps, 0.0)
-    edges, mass, out = _blocks(pair, v.integer("blocks", blocks, lo=1, hi=10 ** 9))
-    at = [delta_m(pair, int(m), eps) for m in edges]
-    hi = math.fsum(w * (d + err) for w, (d, err) in zip(mass, at[:-1]))
+    return _delta(pair, eps, v.integer("blocks", blocks, lo=1, hi=10 ** 9), True)
+
+
+def _delta(pair: UnaryPair, eps: float, blocks: int, lower: bool) -> tuple[float, float]:
+    """:func:`delta` on checked arguments; ``lower=False`` leaves the lower end at 0 (and the
+    last block's next M unevaluated)."""
+    mass, out, terms = _block_terms(pair, blocks)
+    at = terms.delta_ms(eps, mass.size + 1 if lower else mass.size)
+    hi = math.fsum(w * (d + err) for w, (d, err) in zip(mass, at[:-1] if lower else at))
     hi += out + 2 * math.exp(pair.eps0) * TAIL
-    lo = math.fsum(w * max(0.0, d - err) for w, (d, err) in zip(mass, at[1:]))
+    lo = math.fsum(w * max(0.0, d - err) for w, (d, err) in zip(mass, at[1:])) if lower else 0.0
     return max(0.0, lo * (1 - 1e-12)), min(1.0, hi * (1 + 1e-12))
 
 
@@ -165,9 +215,15 @@ def upper_epsilon(pair: UnaryPair, target: float) -> float:
     [0, eps0]; eps0 itself holds: the pair is eps0-DP, a post-processing of one report)."""
     v.instance("pair", pair, UnaryPair)
     target = v.real("target", target, 0.0, 1.0, lo_open=True, hi_open=True)
+    return _upper_epsilon(pair, target)
 
+
+@functools.lru_cache(maxsize=256)
+def _upper_epsilon(pair: UnaryPair, target: float) -> float:
+    """:func:`upper_epsilon` on checked arguments (a deterministic search: its answer is kept
+    per (pair, target), which the one-round model and the composed route's choice both ask)."""
     def f(e: float) -> float:
-        return delta(pair, e)[1]
+        return _delta(pair, e, BLOCKS, False)[1]
     if f(0.0) <= target:
         return 0.0
     if f(pair.eps0) > target:
