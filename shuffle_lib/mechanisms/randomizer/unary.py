@@ -157,17 +157,22 @@ class _Terms:
     def delta_ms(self, eps: float, count: int) -> list[tuple[float, float]]:
         """(value, rounding allowance) of delta_M(eps) for the first ``count`` M values."""
         E = math.exp(eps)
-        end = int(self.ends[count - 1])
-        S, pa = self.S[:end], self.pa[:end]
-        # for each a1 of an M, the a0 of that M with S(a0) > e^eps S(a1): its suffix sums of p S
-        # and p (the suffix arrays hold one more entry per M, hence the offset i)
-        idx = np.concatenate([
-            np.searchsorted(S[b:c], E * S[b:c], side="right") + b + i
-            for i, (b, c) in enumerate(zip(self.starts[:count], self.ends[:count]))
-        ])
+        # for each a1 of an M, the a0 of that M with S(a0) > e^eps S(a1) (a suffix, its sums of
+        # p S and p; the suffix arrays hold one more entry per M, hence the offset i).  That
+        # suffix shrinks as a1 grows, and once it is empty the a1 adds exactly 0 to both sums:
+        # only the a1 before are summed (fsum of the rest is the same number)
+        rows, sufs, cuts = [], [], [0]
+        for i, (b, c) in enumerate(zip(self.starts[:count], self.ends[:count])):
+            loc = np.searchsorted(self.S[b:c], E * self.S[b:c], side="right")
+            k = int(np.searchsorted(loc, c - b))
+            rows.append(np.arange(b, b + k))
+            sufs.append(loc[:k] + b + i)
+            cuts.append(cuts[-1] + k)
+        row, idx = np.concatenate(rows), np.concatenate(sufs)
+        pa, S = self.pa[row], self.S[row]
         P, Q = (pa * self.sp[idx]).tolist(), (E * S * pa * self.s1[idx]).tolist()
         out = []
-        for m, b, c in zip(self.ms, self.starts[:count], self.ends[:count]):
+        for m, b, c in zip(self.ms, cuts, cuts[1:]):
             sum_p, sum_q = math.fsum(P[b:c]), math.fsum(Q[b:c])
             scale = self.lam / m
             out.append((max(0.0, sum_p - sum_q) * scale, SUM_RTOL * (sum_p + sum_q) * scale))
@@ -222,8 +227,12 @@ def upper_epsilon(pair: UnaryPair, target: float) -> float:
 def _upper_epsilon(pair: UnaryPair, target: float) -> float:
     """:func:`upper_epsilon` on checked arguments (a deterministic search: its answer is kept
     per (pair, target), which the one-round model and the composed route's choice both ask)."""
-    def f(e: float) -> float:
-        return _delta(pair, e, BLOCKS, False)[1]
+    seen: dict[float, float] = {}
+
+    def f(e: float) -> float:                 # each eps evaluated once (the search asks again)
+        if e not in seen:
+            seen[e] = _delta(pair, e, BLOCKS, False)[1]
+        return seen[e]
     if f(0.0) <= target:
         return 0.0
     if f(pair.eps0) > target:
