@@ -122,12 +122,6 @@ def _blocks(pair: UnaryPair, blocks: int) -> tuple[np.ndarray, np.ndarray, float
     return edges, mass, TAIL
 
 
-@functools.lru_cache(maxsize=4096)
-def _laws(m: int, p0: float) -> tuple[np.ndarray, np.ndarray]:
-    a = _window(m, p0)
-    return a, binom.pmf(a, m, p0)
-
-
 class _Terms:
     """The eps-free parts of delta_M for the M values ``ms``, concatenated: per M its window of
     A (:func:`_window`), S = M + (e^eps0 - 1) A, p = P[A = a] and the suffix sums of p S and of p
@@ -247,7 +241,7 @@ def pld_blocks(pair: UnaryPair, max_atoms: float) -> int:
     v.instance("pair", pair, UnaryPair)
     max_atoms = v.real("max_atoms", max_atoms, 0.0, lo_open=True)
     ms = _window(pair.n - 1, pair.lam) + 1
-    per = _laws(int(ms[-1]), pair.p0)[0].size ** 2
+    per = _window(int(ms[-1]), pair.p0).size ** 2
     b = min(PLD_BLOCKS, int(max_atoms // per))
     return b if b >= MIN_PLD_BLOCKS else 0
 
@@ -261,22 +255,28 @@ def upper_pld(pair: UnaryPair, compositions: int, accuracy: float,
     compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     h = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True) / (8.0 * compositions)
     edges, mass, out = _blocks(pair, v.integer("blocks", blocks, lo=1, hi=10 ** 6))
-    c = math.expm1(pair.eps0)
-    idx_all, w_all = [], []
-    for m, w in zip(edges[:-1], mass):
-        m = int(m)
-        a, pa = _laws(m, pair.p0)
-        S = m + c * a
-        budget.check_bytes(16.0 * a.size ** 2, f"the unary pair's {a.size}^2 atoms at M = {m}",
+    terms = _Terms(pair, edges[:-1])
+    sizes = terms.ends - terms.starts
+    for m, size in zip(terms.ms, sizes):
+        budget.check_bytes(16.0 * size ** 2, f"the unary pair's {size}^2 atoms at M = {m}",
                            "ask for fewer users")
-        loss = np.log(S[:, None]) - np.log(S[None, :])
-        p = (pa * S)[:, None] * pa[None, :] * (pair.lam / m) * w
+    ends = np.cumsum(sizes.astype(np.int64) ** 2)
+    idx, wts = np.empty(int(ends[-1]), dtype=np.int64), np.empty(int(ends[-1]))
+    for m, w, b, c, end in zip(terms.ms, mass, terms.starts, terms.ends, ends):
+        log_s, pa = np.log(terms.S[b:c]), terms.pa[b:c]
+        # every block's atoms in order into one array (the histogram below sums in that order)
+        loss = np.subtract.outer(log_s, log_s)
         # the logs are within 1e-15 absolute: 1e-12 more rounds every loss up
-        idx_all.append(np.ceil((loss.ravel() + 1e-12) / h).astype(np.int64))
-        w_all.append(p.ravel())
-    idx, w = np.concatenate(idx_all), np.concatenate(w_all)
+        loss += 1e-12
+        loss /= h
+        idx[end - loss.size: end] = np.ceil(loss, out=loss).astype(np.int64).ravel()
+        p = np.multiply.outer(pa * terms.S[b:c], pa)
+        p *= pair.lam / m
+        p *= w
+        wts[end - p.size: end] = p.ravel()
     k0 = int(idx.min())
-    probs = np.bincount(idx - k0, weights=w)
+    idx -= k0
+    probs = np.bincount(idx, weights=wts)
     nz = probs > 0
     inf = out + 2 * math.exp(pair.eps0) * TAIL
     return pld_from_losses((np.nonzero(nz)[0] + k0) * h, probs[nz], min(1.0, inf))
