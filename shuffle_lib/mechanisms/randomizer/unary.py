@@ -49,9 +49,12 @@ bounded by delta at its first m (upper end) and by delta at the next block's fir
 1. M outside its window of Bin(n - 1, lam) (mass <= TAIL) and, given M, A0 or A1 outside
    their windows of Bin(M, p0) (each mass <= TAIL under the reference law; the density
    (lam / M) S_0 is at most e^eps0, so at most 2 e^eps0 TAIL under x0): added in full.
-2. The sums: each term is a product of a few doubles and a suffix sum; a relative 1e-12 of
-   the summed magnitudes (the P and e^eps Q parts in the region where the term is positive)
-   covers their rounding, as :func:`shuffle_lib.mechanisms.clones.pairs.bracket_at` does.
+2. The sums: each term is a product of a few doubles (<= 4 u relative, u = 2^-53) and a suffix
+   sum over a window of w values (sequential: <= (w - 1) u), and the terms are summed pairwise
+   (numpy's sum: <= (log2 w + 19) u); all are non-negative, so the P and e^eps Q parts (in the
+   region where the term is positive) are each within (2 w + 64) u of their exact values,
+   relative.  A relative max(1e-12, (2 w + 64) u) of their sum covers that (1e-12, as
+   :func:`shuffle_lib.mechanisms.clones.pairs.bracket_at` allows, up to w ~ 4500).
 3. Blocks of M: the upper end takes each block at its first m (delta_M decreasing); composing,
    each block's pair at its first m, its losses rounded up onto a grid (rounding up dominates).
 """
@@ -164,12 +167,14 @@ class _Terms:
             cuts.append(cuts[-1] + k)
         row, idx = np.concatenate(rows), np.concatenate(sufs)
         pa, S = self.pa[row], self.S[row]
-        P, Q = (pa * self.sp[idx]).tolist(), (E * S * pa * self.s1[idx]).tolist()
+        P, Q = pa * self.sp[idx], E * S * pa * self.s1[idx]
         out = []
-        for m, b, c in zip(self.ms, cuts, cuts[1:]):
-            sum_p, sum_q = math.fsum(P[b:c]), math.fsum(Q[b:c])
+        for m, b, c, w in zip(self.ms, cuts, cuts[1:], self.ends - self.starts):
+            # pairwise sums of non-negative terms (error budget, item 2)
+            sum_p, sum_q = float(np.sum(P[b:c])), float(np.sum(Q[b:c]))
             scale = self.lam / m
-            out.append((max(0.0, sum_p - sum_q) * scale, SUM_RTOL * (sum_p + sum_q) * scale))
+            rtol = max(SUM_RTOL, (2 * int(w) + 64) * 2.0 ** -53)
+            out.append((max(0.0, sum_p - sum_q) * scale, rtol * (sum_p + sum_q) * scale))
         return out
 
 
