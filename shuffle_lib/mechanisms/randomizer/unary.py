@@ -157,7 +157,7 @@ class _Terms:
         # for each a1 of an M, the a0 of that M with S(a0) > e^eps S(a1) (a suffix, its sums of
         # p S and p; the suffix arrays hold one more entry per M, hence the offset i).  That
         # suffix shrinks as a1 grows, and once it is empty the a1 adds exactly 0 to both sums:
-        # only the a1 before are summed (fsum of the rest is the same number)
+        # only the a1 before are summed
         rows, sufs, cuts = [], [], [0]
         for i, (b, c) in enumerate(zip(self.starts[:count], self.ends[:count])):
             loc = np.searchsorted(self.S[b:c], E * self.S[b:c], side="right")
