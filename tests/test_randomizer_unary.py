@@ -103,6 +103,38 @@ def test_closed_form_is_the_split_randomisers_worst_case(family, e0):
             assert hi <= exact * (1 + 1e-9) + 1e-15, (n, eps)
 
 
+def _delta_given_m(m, lam, p0, e0, eps):
+    """The split pair's delta_M(eps) summed in full (no windows) from its definition in the
+    module docstring: (lam / M) E[(S_0 - e^eps S_1)^+], S_x = M + (e^eps0 - 1) A_x, A_0, A_1
+    i.i.d. Bin(M, p0)."""
+    from scipy.stats import binom
+    a = np.arange(m + 1)
+    pa = binom.pmf(a, m, p0)
+    S = m + math.expm1(e0) * a
+    gap = np.maximum(S[:, None] - math.exp(eps) * S[None, :], 0.0)
+    return lam / m * float(pa @ gap @ pa)
+
+
+@pytest.mark.parametrize("family,e0,n", [("oue", 1.0, 300), ("oue", 3.0, 800), ("sue", 2.0, 500)])
+def test_every_block_of_m_evaluated_at_once_matches_the_full_sum(family, e0, n):
+    """One block per M (every M evaluated in one pass over their concatenated windows): the
+    bracket holds E_M[delta_M] summed directly (M = 1 + Bin(n - 1, lam)), and its upper end is
+    within the allowances of it (the windows leave out 1e-30 of each binomial, the sums 1e-12);
+    delta_m alone gives each term."""
+    from scipy.stats import binom
+    pair = unary.unary_pair(family, e0, n)
+    for eps in (0.0, 0.05, 0.2, 0.5 * e0):
+        terms = [_delta_given_m(m, pair.lam, pair.p0, e0, eps) for m in range(1, n + 1)]
+        exact = math.fsum(binom.pmf(m - 1, n - 1, pair.lam) * t
+                          for m, t in zip(range(1, n + 1), terms))
+        lo, hi = unary.delta(pair, eps, blocks=10 ** 6)
+        assert lo * (1 - 1e-9) <= exact <= hi, (eps, lo, exact, hi)
+        assert hi <= exact * (1 + 1e-9) + 1e-25, (eps, exact, hi)
+        for m in (1, n // 3, n // 2):
+            d, err = unary.delta_m(pair, m, eps)
+            assert abs(d - terms[m - 1]) <= err + 1e-9 * terms[m - 1] + 1e-30, (m, d, terms[m - 1])
+
+
 @pytest.mark.parametrize("family,e0", [("oue", 3.0), ("sue", 2.0)])
 def test_epsilon_inverts_the_oracle(family, e0):
     R = (sue if family == "sue" else oue)(3, e0)

@@ -122,26 +122,29 @@ class _Blocks:
         self.starts, self.sizes = np.r_[0, np.cumsum(sizes)[:-1]], sizes
         self.first = edges[:-1] + 1
 
-    def delta(self, eps: float) -> tuple[float, float]:
+    def delta(self, eps: float, lower: bool = True) -> tuple[float, float]:
         """Certified (lower, upper) of the three-category pair's delta(eps): every n' of the
         blocks in one vectorised pass of :func:`~shuffle_lib.mechanisms.clones.pairs.bracket_at`'s
-        sums (a relative 1e-12 of the summed magnitudes covers rounding, as there)."""
+        sums (a relative 1e-12 of the summed magnitudes covers rounding, as there).
+        ``lower=False``: the upper end only (lower 0), the last n' (read by the lower end only)
+        left out of the pass."""
+        count = self.starts.size if lower else self.starts.size - 1
+        end = self.s.size if lower else int(self.starts[-1])
+        s, ps, al, be, ga = (x[:end] for x in (self.s, self.ps, self.al, self.be, self.ga))
+        starts = self.starts[:count]
         # ties on the safe side
-        k = loss_threshold(self.s, self.al, self.be, self.ga, eps, ties="count")
-        tp, tq = conditional_tails(self.s, k, self.al, self.be, self.ga)
+        k = loss_threshold(s, al, be, ga, eps, ties="count")
+        tp, tq = conditional_tails(s, k, al, be, ga)
         e = math.exp(eps)
-        val = np.add.reduceat(self.ps * np.maximum(tp - e * tq, 0.0), self.starts)
+        val = np.add.reduceat(ps * np.maximum(tp - e * tq, 0.0), starts)
         err = (
             1e-12
-            * (
-                np.add.reduceat(self.ps * tp, self.starts)
-                + e * np.add.reduceat(self.ps * tq, self.starts)
-            )
-            + self.sizes * 1e-307
+            * (np.add.reduceat(ps * tp, starts) + e * np.add.reduceat(ps * tq, starts))
+            + self.sizes[:count] * 1e-307
         )
-        lo_t, hi_t = np.maximum(0.0, val - err), np.minimum(1.0, val + err + self.cut)
-        hi = (math.fsum(self.mass * hi_t[:-1]) + self.out) * self.keep
-        lo = math.fsum(self.mass * lo_t[1:]) * self.keep
+        lo_t, hi_t = np.maximum(0.0, val - err), np.minimum(1.0, val + err + self.cut[:count])
+        hi = (math.fsum(self.mass * hi_t[: self.mass.size]) + self.out) * self.keep
+        lo = math.fsum(self.mass * lo_t[1:]) * self.keep if lower else 0.0
         return max(0.0, lo * (1 - 1e-12)), min(1.0, hi * (1 + 1e-12))
 
     def plds(self, compositions: int, accuracy: float) -> PLD:
@@ -184,7 +187,7 @@ def upper_delta(dec: Decomposition, n: int, eps: float) -> float:
 
 def _upper_delta_one(dec: Decomposition, n: int, eps: float) -> float:
     if _three_category(dec):
-        return _blocks(dec, n, BLOCKS).delta(eps)[1]
+        return _blocks(dec, n, BLOCKS).delta(eps, lower=False)[1]
     nn, pair = _revealed_pair(dec, n)
     return min(1.0, dec.mass * delta_bracket_single(nn, 0.0, eps, pair).upper)
 
@@ -211,7 +214,11 @@ def _best_option(dec: Decomposition, n: int) -> Decomposition:
     return opts[0] if len(opts) == 1 else min(opts, key=lambda x: _upper_epsilon_one(x, n, 1e-6))
 
 
+@functools.lru_cache(maxsize=256)
 def _upper_epsilon_one(dec: Decomposition, n: int, delta: float) -> float:
+    """One split's upper end of eps(delta) (a deterministic search: its answer is kept per
+    (split, n, delta), which the one-round model, the composed route's choice of split and a
+    direct :func:`upper_epsilon` all ask)."""
     if delta >= dec.mass:
         return 0.0
     nn, pair = _revealed_pair(dec, n)
@@ -219,14 +226,20 @@ def _upper_epsilon_one(dec: Decomposition, n: int, delta: float) -> float:
     if not _three_category(dec) or not math.isfinite(cap):
         return cap
     bl = _blocks(dec, n, BLOCKS)
-    if bl.delta(0.0)[1] <= delta:
+    seen: dict[float, float] = {}
+
+    def f(e: float) -> float:                 # each eps evaluated once (the search asks again)
+        if e not in seen:
+            seen[e] = bl.delta(e, lower=False)[1]
+        return seen[e]
+    if f(0.0) <= delta:
         return 0.0
     # a lower bound: f(floor) > delta
-    floor = max((view_epsilon(w, n, delta) for w in dec.views), default=0.0)
+    floor = max((_view_epsilon(w, n, delta) for w in dec.views), default=0.0)
     # (a finite cap: the views' inf is not this pair's)
-    if not math.isfinite(floor) or bl.delta(floor)[1] <= delta:
+    if not math.isfinite(floor) or f(floor) <= delta:
         floor = 0.0
-    return _upper_eps_search(lambda e: bl.delta(e)[1], delta, floor, cap)
+    return _upper_eps_search(f, delta, floor, cap)
 
 
 def upper_pld(dec: Decomposition, n: int, compositions: int, accuracy: float) -> PLD:
@@ -353,6 +366,13 @@ def view_epsilon(view: View, n: int, delta: float) -> float:
     certified lower delta is still > delta (bisection), 0 if there is none."""
     n = v.integer("n", n, lo=1, hi=MAX_N)
     v.instance("view", view, View)
+    return _view_epsilon(view, n, v.probability("delta", delta))
+
+
+@functools.lru_cache(maxsize=256)
+def _view_epsilon(view: View, n: int, delta: float) -> float:
+    """:func:`view_epsilon` on checked arguments, kept per (view, n, delta): the upper end's search
+    starts at the views' eps, which the lower end asks for again."""
     if view.symmetric and 2 * view.r0 < 1:
         return epsilon_bracket_single(n, 0.0, delta, _view_pair(view)).lower
     return plds_epsilon(_view_plds_exact(view, n), delta)
@@ -517,14 +537,15 @@ def _upper_method(dec: Decomposition, n: int, cap: Callable[[float], float],
                   ).capped(cap, lambda d: cap_eps)
 
 
-def _unary_view_plds(family: str, eps0: float, n: int) -> list[tuple[PLD, PLD]]:
+@functools.lru_cache(maxsize=8)
+def _unary_view_plds(family: str, eps0: float, n: int) -> tuple[tuple[PLD, PLD], ...]:
     """For a unary encoding, the exact PLDs (both directions) of the lower view of the dataset
     with all others at one third value (:func:`.unary.dataset_view`), when its atoms fit
     (UNARY_VIEW_ATOMS); else none."""
     if family not in unary.UNARY or unary.view_atoms(family, eps0, n) > UNARY_VIEW_ATOMS:
-        return []
+        return ()
     P, Q = unary.dataset_view(family, eps0, n)
-    return [(pld_from_pmfs(P, Q), pld_from_pmfs(Q, P))]
+    return ((pld_from_pmfs(P, Q), pld_from_pmfs(Q, P)),)
 
 
 def _plds_method(plds: tuple[PLD, PLD]) -> Method:
@@ -537,7 +558,7 @@ def _plds_method(plds: tuple[PLD, PLD]) -> Method:
 def _view_method(view: View, n: int) -> Method:
     """One round's lower end from one view (upper ends left at 1 and inf)."""
     return Method(lambda eps: [Bracket(view_delta(view, n, e), 1.0) for e in eps],
-                  lambda delta: [Bracket(view_epsilon(view, n, d), math.inf) for d in delta])
+                  lambda delta: [Bracket(_view_epsilon(view, n, d), math.inf) for d in delta])
 
 
 def _composed_pair(pq: PLD, qp: PLD, K: int) -> PLDPair | Method:

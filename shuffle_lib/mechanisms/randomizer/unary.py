@@ -64,9 +64,12 @@ to an unmarked one is e^-eps0 (both encodings).
 1. M outside its window of Bin(n - 1, lam) (mass <= TAIL) and, given M, A0 or A1 outside
    their windows of Bin(M, p0) (each mass <= TAIL under the reference law; the density
    (lam / M) S_0 is at most e^eps0, so at most 2 e^eps0 TAIL under x0): added in full.
-2. The sums: each term is a product of a few doubles and a suffix sum; a relative 1e-12 of
-   the summed magnitudes (the P and e^eps Q parts in the region where the term is positive)
-   covers their rounding, as :func:`shuffle_lib.mechanisms.clones.pairs.bracket_at` does.
+2. The sums: each term is a product of a few doubles (<= 4 u relative, u = 2^-53) and a suffix
+   sum over a window of w values (sequential: <= (w - 1) u), and the terms are summed pairwise
+   (numpy's sum: <= (log2 w + 19) u); all are non-negative, so the P and e^eps Q parts (in the
+   region where the term is positive) are each within (2 w + 64) u of their exact values,
+   relative.  A relative max(1e-12, (2 w + 64) u) of their sum covers that (1e-12, as
+   :func:`shuffle_lib.mechanisms.clones.pairs.bracket_at` allows, up to w ~ 4500).
 3. Blocks of M: the upper end takes each block at its first m (delta_M decreasing); composing,
    each block's pair at its first m, its losses rounded up onto a grid (rounding up dominates).
 """
@@ -137,10 +140,65 @@ def _blocks(pair: UnaryPair, blocks: int) -> tuple[np.ndarray, np.ndarray, float
     return edges, mass, TAIL
 
 
-@functools.lru_cache(maxsize=4096)
-def _laws(m: int, p0: float) -> tuple[np.ndarray, np.ndarray]:
-    a = _window(m, p0)
-    return a, binom.pmf(a, m, p0)
+class _Terms:
+    """The eps-free parts of delta_M for the M values ``ms``, concatenated: per M its window of
+    A (:func:`_window`), S = M + (e^eps0 - 1) A, p = P[A = a] and the suffix sums of p S and of p
+    (each with a trailing 0).  The windows and PMFs of all M come from one elementwise call
+    each (the same values as M by M)."""
+
+    def __init__(self, pair: UnaryPair, ms: np.ndarray):
+        ms = np.asarray(ms, dtype=np.int64)
+        lo, hi = binom_window(ms, pair.p0, TAIL)
+        sizes = np.asarray(hi) - lo + 1
+        self.ms, self.lam = [int(m) for m in ms], pair.lam
+        self.ends = np.cumsum(sizes)
+        self.starts = self.ends - sizes
+        a = np.arange(int(self.ends[-1])) - np.repeat(self.starts - lo, sizes)
+        m_of = np.repeat(ms, sizes)
+        self.pa = binom.pmf(a, m_of, pair.p0)
+        self.S = m_of + math.expm1(pair.eps0) * a            # increasing in a within each M
+        ps = self.pa * self.S
+        zero = np.zeros(1)
+        sp: list[np.ndarray] = []
+        s1: list[np.ndarray] = []
+        for i, j in zip(self.starts, self.ends):
+            sp += [np.cumsum(ps[i:j][::-1])[::-1], zero]
+            s1 += [np.cumsum(self.pa[i:j][::-1])[::-1], zero]
+        self.sp, self.s1 = np.concatenate(sp), np.concatenate(s1)
+
+    def delta_ms(self, eps: float, count: int) -> list[tuple[float, float]]:
+        """(value, rounding allowance) of delta_M(eps) for the first ``count`` M values."""
+        E = math.exp(eps)
+        # for each a1 of an M, the a0 of that M with S(a0) > e^eps S(a1) (a suffix, its sums of
+        # p S and p; the suffix arrays hold one more entry per M, hence the offset i).  That
+        # suffix shrinks as a1 grows, and once it is empty the a1 adds exactly 0 to both sums:
+        # only the a1 before are summed
+        rows, sufs, cuts = [], [], [0]
+        for i, (b, c) in enumerate(zip(self.starts[:count], self.ends[:count])):
+            loc = np.searchsorted(self.S[b:c], E * self.S[b:c], side="right")
+            k = int(np.searchsorted(loc, c - b))
+            rows.append(np.arange(b, b + k))
+            sufs.append(loc[:k] + b + i)
+            cuts.append(cuts[-1] + k)
+        row, idx = np.concatenate(rows), np.concatenate(sufs)
+        pa, S = self.pa[row], self.S[row]
+        P, Q = pa * self.sp[idx], E * S * pa * self.s1[idx]
+        out = []
+        for m, b, c, w in zip(self.ms, cuts, cuts[1:], self.ends - self.starts):
+            # pairwise sums of non-negative terms (error budget, item 2)
+            sum_p, sum_q = float(np.sum(P[b:c])), float(np.sum(Q[b:c]))
+            scale = self.lam / m
+            rtol = max(SUM_RTOL, (2 * int(w) + 64) * 2.0 ** -53)
+            out.append((max(0.0, sum_p - sum_q) * scale, rtol * (sum_p + sum_q) * scale))
+        return out
+
+
+@functools.lru_cache(maxsize=4)
+def _block_terms(pair: UnaryPair, blocks: int) -> tuple[np.ndarray, float, _Terms]:
+    """(the blocks' masses, the mass left out, the terms at every block's first M and one past
+    the last) of :func:`delta` with ``blocks`` blocks."""
+    edges, mass, out = _blocks(pair, blocks)
+    return mass, out, _Terms(pair, edges)
 
 
 def delta_m(pair: UnaryPair, m: int, eps: float) -> tuple[float, float]:
@@ -148,17 +206,7 @@ def delta_m(pair: UnaryPair, m: int, eps: float) -> tuple[float, float]:
     v.instance("pair", pair, UnaryPair)
     m = v.integer("m", m, lo=1, hi=10 ** 9)
     eps = v.real("eps", eps, 0.0)
-    a, pa = _laws(m, pair.p0)
-    S = m + math.expm1(pair.eps0) * a            # increasing in a
-    E = math.exp(eps)
-    # for each a1, the a0 with S(a0) > e^eps S(a1): suffix sums of p S and p over a0
-    idx = np.searchsorted(S, E * S, side="right")
-    sp = np.append(np.cumsum((pa * S)[::-1])[::-1], 0.0)
-    s1 = np.append(np.cumsum(pa[::-1])[::-1], 0.0)
-    P, Q = pa * sp[idx], E * S * pa * s1[idx]
-    scale = pair.lam / m
-    val = max(0.0, math.fsum(P) - math.fsum(Q)) * scale
-    return val, SUM_RTOL * (math.fsum(P) + math.fsum(Q)) * scale
+    return _Terms(pair, np.array([m])).delta_ms(eps, 1)[0]
 
 
 def delta(pair: UnaryPair, eps: float, blocks: int = BLOCKS) -> tuple[float, float]:
@@ -167,11 +215,17 @@ def delta(pair: UnaryPair, eps: float, blocks: int = BLOCKS) -> tuple[float, flo
     bounds the shuffled encoding's delta(eps) for every dataset (module docstring)."""
     v.instance("pair", pair, UnaryPair)
     eps = v.real("eps", eps, 0.0)
-    edges, mass, out = _blocks(pair, v.integer("blocks", blocks, lo=1, hi=10 ** 9))
-    at = [delta_m(pair, int(m), eps) for m in edges]
-    hi = math.fsum(w * (d + err) for w, (d, err) in zip(mass, at[:-1]))
+    return _delta(pair, eps, v.integer("blocks", blocks, lo=1, hi=10 ** 9), True)
+
+
+def _delta(pair: UnaryPair, eps: float, blocks: int, lower: bool) -> tuple[float, float]:
+    """:func:`delta` on checked arguments; ``lower=False`` leaves the lower end at 0 (and the
+    last block's next M unevaluated)."""
+    mass, out, terms = _block_terms(pair, blocks)
+    at = terms.delta_ms(eps, mass.size + 1 if lower else mass.size)
+    hi = math.fsum(w * (d + err) for w, (d, err) in zip(mass, at[:-1] if lower else at))
     hi += out + 2 * math.exp(pair.eps0) * TAIL
-    lo = math.fsum(w * max(0.0, d - err) for w, (d, err) in zip(mass, at[1:]))
+    lo = math.fsum(w * max(0.0, d - err) for w, (d, err) in zip(mass, at[1:])) if lower else 0.0
     return max(0.0, lo * (1 - 1e-12)), min(1.0, hi * (1 + 1e-12))
 
 
@@ -180,9 +234,19 @@ def upper_epsilon(pair: UnaryPair, target: float) -> float:
     [0, eps0]; eps0 itself holds: the pair is eps0-DP, a post-processing of one report)."""
     v.instance("pair", pair, UnaryPair)
     target = v.real("target", target, 0.0, 1.0, lo_open=True, hi_open=True)
+    return _upper_epsilon(pair, target)
 
-    def f(e: float) -> float:
-        return delta(pair, e)[1]
+
+@functools.lru_cache(maxsize=256)
+def _upper_epsilon(pair: UnaryPair, target: float) -> float:
+    """:func:`upper_epsilon` on checked arguments (a deterministic search: its answer is kept
+    per (pair, target), which the one-round model and the composed route's choice both ask)."""
+    seen: dict[float, float] = {}
+
+    def f(e: float) -> float:                 # each eps evaluated once (the search asks again)
+        if e not in seen:
+            seen[e] = _delta(pair, e, BLOCKS, False)[1]
+        return seen[e]
     if f(0.0) <= target:
         return 0.0
     if f(pair.eps0) > target:
@@ -197,7 +261,7 @@ def pld_blocks(pair: UnaryPair, max_atoms: float) -> int:
     v.instance("pair", pair, UnaryPair)
     max_atoms = v.real("max_atoms", max_atoms, 0.0, lo_open=True)
     ms = _window(pair.n - 1, pair.lam) + 1
-    per = _laws(int(ms[-1]), pair.p0)[0].size ** 2
+    per = _window(int(ms[-1]), pair.p0).size ** 2
     b = min(PLD_BLOCKS, int(max_atoms // per))
     return b if b >= MIN_PLD_BLOCKS else 0
 
@@ -211,22 +275,28 @@ def upper_pld(pair: UnaryPair, compositions: int, accuracy: float,
     compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
     h = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True) / (8.0 * compositions)
     edges, mass, out = _blocks(pair, v.integer("blocks", blocks, lo=1, hi=10 ** 6))
-    c = math.expm1(pair.eps0)
-    idx_all, w_all = [], []
-    for m, w in zip(edges[:-1], mass):
-        m = int(m)
-        a, pa = _laws(m, pair.p0)
-        S = m + c * a
-        budget.check_bytes(16.0 * a.size ** 2, f"the unary pair's {a.size}^2 atoms at M = {m}",
+    terms = _Terms(pair, edges[:-1])
+    sizes = terms.ends - terms.starts
+    for m, size in zip(terms.ms, sizes):
+        budget.check_bytes(16.0 * size ** 2, f"the unary pair's {size}^2 atoms at M = {m}",
                            "ask for fewer users")
-        loss = np.log(S[:, None]) - np.log(S[None, :])
-        p = (pa * S)[:, None] * pa[None, :] * (pair.lam / m) * w
+    ends = np.cumsum(sizes.astype(np.int64) ** 2)
+    idx, wts = np.empty(int(ends[-1]), dtype=np.int64), np.empty(int(ends[-1]))
+    for m, w, b, c, end in zip(terms.ms, mass, terms.starts, terms.ends, ends):
+        log_s, pa = np.log(terms.S[b:c]), terms.pa[b:c]
+        # every block's atoms in order into one array (the histogram below sums in that order)
+        loss = np.subtract.outer(log_s, log_s)
         # the logs are within 1e-15 absolute: 1e-12 more rounds every loss up
-        idx_all.append(np.ceil((loss.ravel() + 1e-12) / h).astype(np.int64))
-        w_all.append(p.ravel())
-    idx, w = np.concatenate(idx_all), np.concatenate(w_all)
+        loss += 1e-12
+        loss /= h
+        idx[end - loss.size: end] = np.ceil(loss, out=loss).astype(np.int64).ravel()
+        p = np.multiply.outer(pa * terms.S[b:c], pa)
+        p *= pair.lam / m
+        p *= w
+        wts[end - p.size: end] = p.ravel()
     k0 = int(idx.min())
-    probs = np.bincount(idx - k0, weights=w)
+    idx -= k0
+    probs = np.bincount(idx, weights=wts)
     nz = probs > 0
     inf = out + 2 * math.exp(pair.eps0) * TAIL
     return pld_from_losses((np.nonzero(nz)[0] + k0) * h, probs[nz], min(1.0, inf))
