@@ -23,7 +23,7 @@ registry (``ShuffledEvent("rr", eps0=1.0)``, ``ShuffledEvent("ldp-shuffle", n=10
 ``get_delta`` / ``get_epsilon`` return the upper end (what a ``dp_accounting`` user expects);
 ``get_delta_bracket`` / ``get_epsilon_bracket`` return the :class:`~shuffle_lib.core.types.Bracket`
 with ``accuracy_met`` and ``limit``, through the command line's path
-(:func:`shuffle_lib.core.evaluate.answer`: an eps bracket that misses the accuracy contract is
+(``shuffle_lib.core.evaluate.answer``: an eps bracket that misses the accuracy contract is
 refined on rounds built again at a finer accuracy).
 
 Directions.  A mechanism's pair (P, Q) bounds the ordered neighbours one way round, (Q, P) the
@@ -369,14 +369,14 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
     def get_delta_bracket(self, target_epsilon: float) -> Bracket:
         """Certified bracket [lower, upper] for the tight delta(target_epsilon) of the
         composition, with ``accuracy_met`` and ``limit`` as the command line reports them
-        (:func:`shuffle_lib.core.accuracy.annotate`)."""
+        (``shuffle_lib.core.accuracy.annotate``)."""
         return self._cached("delta", _target_epsilon(target_epsilon), self._delta_bracket)
 
     def get_epsilon_bracket(self, target_delta: float) -> Bracket:
         """Certified bracket [lower, upper] for the tight eps(target_delta) of the composition,
         refined where it misses the accuracy contract
-        (:func:`shuffle_lib.core.evaluate.refined_epsilon`), with ``accuracy_met`` and ``limit``
-        as the command line reports them (:func:`shuffle_lib.core.accuracy.annotate`)."""
+        (``shuffle_lib.core.evaluate.refined_epsilon``), with ``accuracy_met`` and ``limit``
+        as the command line reports them (``shuffle_lib.core.accuracy.annotate``)."""
         return self._cached(
             "epsilon", v.real("target_delta", target_delta, 0.0, 1.0), self._epsilon_bracket
         )
@@ -407,8 +407,8 @@ class ShuffleAccountant(privacy_accountant.PrivacyAccountant):
         orientations of the composition of every event's parts (one model each: the dominating
         parts above, the dominated ones and the rounds' tail cuts below; built again from rounds
         at the finer accuracy).  Each model's eps bracket is refined where it misses the
-        accuracy contract (:func:`shuffle_lib.core.evaluate.refined_epsilon`), and the answer
-        says whether it met it (:func:`shuffle_lib.core.accuracy.annotate`), as the command
+        accuracy contract (``shuffle_lib.core.evaluate.refined_epsilon``), and the answer
+        says whether it met it (``shuffle_lib.core.accuracy.annotate``), as the command
         line's (:meth:`shuffle_lib.core.registry.Mechanism.evaluate`)."""
         acc = self._accuracy
         lone = self._lone()

@@ -192,7 +192,7 @@ def delta_bracket(n: int, eps0: float, eps: ArrayLike, compositions: int = 1, pa
                   rounds: Sequence[tuple[int, float, int]] | None = None) -> list[Bracket]:
     """Certified Brackets for delta(eps) of `compositions` rounds (adaptive: Koskela et al. 2022,
     Cor. 3), or of the heterogeneous ``rounds``: :func:`clone_model` through
-    :func:`shuffle_lib.core.evaluate.answer`, the command line's path (``accuracy_met`` set)."""
+    ``shuffle_lib.core.evaluate.answer``, the command line's path (``accuracy_met`` set)."""
     return _answer("delta", n, eps0, eps, compositions, pair, accuracy, rounds)
 
 
