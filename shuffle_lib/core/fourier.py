@@ -129,15 +129,17 @@ def _increasing_root(g, lo, hi, x, at_x):
     leaves the bracket the signs so far leave or does not halve the step before last, then a
     bisection.  g(hi) is read the first time a Newton step aims past ``hi``."""
     gx, sx = at_x
-    if gx > 0:
-        hi = x
-    elif gx < 0:
-        lo = x
-    else:
-        return x
-    hi_seen = x == hi
-    dx_old = dx = hi - lo
+    hi_seen = dx_old = dx = None
     while True:
+        if gx > 0:
+            hi = x
+        elif gx < 0:
+            lo = x
+        else:               # a root (or no sign: nan)
+            return x
+        if dx is None:      # the first point: the bracket it leaves is the first step's scale
+            hi_seen = x == hi
+            dx_old = dx = hi - lo
         if not hi_seen and sx > 0 and x - gx / sx >= hi:
             hi_seen = True
             if g(hi)[0] <= 0:
@@ -151,12 +153,6 @@ def _increasing_root(g, lo, hi, x, at_x):
         if abs(dx) <= _LAM_TOL or hi - lo <= _LAM_TOL:
             return min(max(x, lo), hi)
         gx, sx = g(x)
-        if gx > 0:
-            hi = x
-        elif gx < 0:
-            lo = x
-        else:
-            return x
 
 
 def _lam_for_eps(components, eps):
