@@ -557,6 +557,8 @@ NOT_SWEPT = {
        "arguments; the Noise itself is checked when it is made" for f in ("loss", "y_of_loss", "tail", "mass")},
     "shuffle_lib.mechanisms.randomizer.noise.positive_part_mean": "a building block called only "
         "with the lattice laws its two callers built (swept through them)",
+    "shuffle_lib.mechanisms.randomizer.noise.dominating_exceedance": "a building block called only "
+        "with the cell masses its two callers computed from validated arguments (swept through them)",
     "shuffle_lib.mechanisms.randomizer.noise.chi2_log": "an estimate of a Noise's chi^2 that only "
         "chooses lattice steps; the Noise is checked when it is made (swept through its callers)",
     "shuffle_lib.mechanisms.randomizer.noise.eps_search": "the eps search loop: a predicate and a "

@@ -282,6 +282,28 @@ def sum_on_window(
 # ---- the upper end ----
 
 
+def dominating_exceedance(above: np.ndarray, moment: np.ndarray, cell: np.ndarray, s: np.ndarray,
+                          h: float, magnitude: np.ndarray, extra: np.ndarray | float = 0.0
+                          ) -> np.ndarray:
+    """G_k >= P(W' >= s_k) on the lattice s_k = k h for W' the mean-preserving rounding of W
+    (each cell's mass to the cell's two ends, its mean kept: a dominating law by Jensen).
+
+    Cell (s_{k-1}, s_k] has mass ``cell`` and partial mean ``moment`` (E[W; cell]), so it puts
+    (moment - s_{k-1} cell) / h on s_k; ``above`` is the mass beyond s_k (k >= 1) and ``extra``
+    any further mass a caller places at or above s_k.  Each computed cdf value is raised by the
+    module's CDF_RTOL allowance (``magnitude``: the summed size of moment's terms), and G is made
+    non-increasing and at most 1; G_0 = 1.  The pmf is -diff(G, 0 appended).
+    """
+    split = (moment - s[:-1] * cell) / h
+    marg = CDF_RTOL * 4 * (magnitude + np.abs(s[:-1]) * cell) / h
+    split = np.minimum(np.maximum(split, 0.0) + marg, cell * (1 + CDF_RTOL) + marg)
+    G = np.empty(s.size)
+    G[0] = 1.0
+    G[1:] = above * (1 + 4 * CDF_RTOL) + split + extra
+    G[1:] = np.minimum(np.maximum.accumulate(G[1:][::-1])[::-1], 1.0)
+    return G
+
+
 def _w_law(nz: Noise, eps: float, h: float, top_charge: float):
     """The rounded, dominating law of W on the lattice k h: (pmf, first k, charge of item 3)."""
     g = nz.gamma
@@ -324,14 +346,8 @@ def _w_law(nz: Noise, eps: float, h: float, top_charge: float):
     nuC = nz.mass(np.maximum(a, half), np.maximum(b, half), 0.0) + nz.mass(
         np.minimum(a, half), np.minimum(b, half), 1.0
     )
-    split = (g * (P1 - e * P0) - s[:-1] * nuC) / h
-    marg = CDF_RTOL * 4 * (g * (P1 + e * P0) + np.abs(s[:-1]) * nuC) / h
-    split = np.minimum(np.maximum(split, 0.0) + marg, nuC * (1 + CDF_RTOL) + marg)
-    G = np.empty(k.size)
-    G[1:] = nu_above[1:] * (1 + 4 * CDF_RTOL) + split
-    G[0] = 1.0
-    G[1:] += np.where(s[1:] <= 0.0, 1.0 - g, 0.0) * (1 + 4 * _U)
-    G[1:] = np.minimum(np.maximum.accumulate(G[1:][::-1])[::-1], 1.0)
+    G = dominating_exceedance(nu_above[1:], g * (P1 - e * P0), nuC, s, h, g * (P1 + e * P0),
+                              np.where(s[1:] <= 0.0, 1.0 - g, 0.0) * (1 + 4 * _U))
     G[-1] = max(G[-1], float(nu_above[-1]) * (1 + 4 * CDF_RTOL))  # the mass >= T sits at T
     p = -np.diff(np.append(G, 0.0))
     p = np.maximum(p, 0.0)

@@ -73,18 +73,12 @@ def _rounded_law(nz: N.Noise, eps: float, h: float, T: float, up: bool):
     a_, c_ = (ys[:-1], ys[1:]) if up else (ys[1:], ys[:-1])
     P0, P1 = nz.mass(a_, c_, 0.0), nz.mass(a_, c_, 1.0)
     moment = (P1 - e * P0) if up else (P0 / e - P1)  # E[W; cell], cell (s_{k-1}, s_k]
-    split = (moment - s[:-1] * P0) / h
-    marg = 4 * N.CDF_RTOL * (P1 + e * P0 + np.abs(s[:-1]) * P0) / h
-    split = np.minimum(np.maximum(split, 0.0) + marg, P0 * (1 + N.CDF_RTOL) + marg)
     if up:  # P(W > s_k) = P_0(Y > ys_k); the cap puts the mass above s[-1] at s[-1]
         beyond = nz.tail(ys[1:], 0.0)
         beyond[-1] = 0.0
     else:  # P(W >= s_k) = P_0(Y <= ys_k)
         beyond = nz.dist.cdf(ys[1:])
-    G = np.empty(k.size)
-    G[0] = 1.0
-    G[1:] = np.minimum(beyond * (1 + 4 * N.CDF_RTOL) + split, 1.0)
-    G[1:] = np.maximum.accumulate(G[1:][::-1])[::-1]
+    G = N.dominating_exceedance(beyond, moment, P0, s, h, P1 + e * P0)
     p = np.maximum(-np.diff(np.append(G, 0.0)), 0.0)
     return p, int(k[0])
 
