@@ -6,6 +6,7 @@ with one line naming --time-limit."""
 import math
 import time
 
+import numpy as np
 import pytest
 
 from shuffle_lib import cli
@@ -104,3 +105,17 @@ def test_the_command_line_refuses_a_spent_budget_in_one_line(capsys):
 def test_the_command_line_names_a_bad_time_limit(capsys):
     assert cli.main(["delta", "rr", "--eps0", "1", "--eps", "1", "--time-limit", "-1"]) == 2
     assert capsys.readouterr().err == "error: --time-limit must lie in (0, inf], got --time-limit=-1.0.\n"
+
+
+def test_a_long_binomial_array_is_interrupted_between_pieces():
+    """One call of scipy's binomial kernel cannot be interrupted; at counts near 5e8 it takes
+    ~20 us an element near the centre, so 1e6 tails in one call would run past a 1-s budget by
+    ~20 s.  The clones' tails go to the kernel in pieces, and the signal stops them in between."""
+    from shuffle_lib.mechanisms.clones.pairs import conditional_tails
+    s = 500_000_000 + np.arange(1_000_000)
+    k = s // 2
+    t0 = time.process_time()
+    with pytest.raises(budget.TimeLimitError):
+        with budget.time_limit(1.0):
+            conditional_tails(s, k, 0.3, 0.3, 0.4)
+    assert time.process_time() - t0 < 6

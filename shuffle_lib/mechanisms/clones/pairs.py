@@ -186,7 +186,7 @@ def _count_pmf(k: np.ndarray, m: int, p: float) -> np.ndarray:
     (p = 1.0000045e-308, m = 2), its closed form in doubles: P(0) = (1 - p)^m rounds to 1,
     P(1) = m p (1 - p)^(m-1) rounds to m p, P(k >= 2) <= (m p)^2 underflows to 0."""
     if p >= 1e-300:
-        return binom.pmf(k, m, p)
+        return _in_chunks(lambda kk: binom.pmf(kk, m, p), k)
     k = np.asarray(k)
     return np.where(k == 0, 1.0, np.where(k == 1, m * p, 0.0))
 
@@ -266,6 +266,20 @@ def conditional_tails(
 # binom.pmf / binom.sf give for integer arguments with n >= 0
 _PMF = getattr(_scu, "_binom_pmf", None)
 _SF = getattr(_scu, "_binom_sf", None)
+# elements per call of a binomial kernel: one call cannot be interrupted, and Boost's kernels take
+# ~10 us an element at counts near 1e9, so a query's time limit is read between pieces this size
+_CHUNK = 1 << 16
+
+
+def _in_chunks(kernel, *args):
+    """kernel(*args) elementwise (broadcast), applied to pieces of :data:`_CHUNK` elements so the
+    query's time budget (a signal, handled between calls) interrupts a long array promptly."""
+    args = np.broadcast_arrays(*(np.asarray(a) for a in args))
+    shape, flat = args[0].shape, [a.ravel() for a in args]
+    if flat[0].size <= _CHUNK:
+        return kernel(*args)
+    return np.concatenate([kernel(*(a[i:i + _CHUNK] for a in flat))
+                           for i in range(0, flat[0].size, _CHUNK)]).reshape(shape)
 
 
 def _pmf_half(k, n):
@@ -274,7 +288,8 @@ def _pmf_half(k, n):
         return binom.pmf(k, n, 0.5)
     k, n = np.broadcast_arrays(np.asarray(k), np.asarray(n))
     inside = (k >= 0) & (k <= n)
-    return np.where(inside, _PMF(np.where(inside, k, 0).astype(float), n.astype(float), 0.5), 0.0)
+    val = _in_chunks(_PMF, np.where(inside, k, 0).astype(float), n.astype(float), 0.5)
+    return np.where(inside, val, 0.0)
 
 
 def _sf_half(x, n):
@@ -283,7 +298,7 @@ def _sf_half(x, n):
         return binom.sf(x, n, 0.5)
     x, n = np.broadcast_arrays(np.asarray(x), np.asarray(n))
     inside = (x >= 0) & (x < n)
-    val = _SF(np.where(inside, x, 0).astype(float), n.astype(float), 0.5)
+    val = _in_chunks(_SF, np.where(inside, x, 0).astype(float), n.astype(float), 0.5)
     return np.where(inside, val, np.where(x < 0, 1.0, 0.0))
 
 

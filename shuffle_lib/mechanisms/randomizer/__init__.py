@@ -118,6 +118,9 @@ class _Blocks:
             np.concatenate([p[j] for p in preps]) for j in range(5)
         )
         self.cut = np.array([p[5] for p in preps])                  # each n''s S-mass left out
+        # what every upper end carries whatever eps is: the truncated masses
+        self.floor = (math.fsum(self.mass * np.minimum(1.0, self.cut[: self.mass.size]))
+                      + self.out) * keep
         sizes = np.array([p[0].size for p in preps])
         self.starts, self.sizes = np.r_[0, np.cumsum(sizes)[:-1]], sizes
         self.first = edges[:-1] + 1
@@ -226,6 +229,8 @@ def _upper_epsilon_one(dec: Decomposition, n: int, delta: float) -> float:
     if not _three_category(dec) or not math.isfinite(cap):
         return cap
     bl = _blocks(dec, n, BLOCKS)
+    if bl.floor >= delta:                     # no eps brings the blocks' upper end to delta
+        return cap
     seen: dict[float, float] = {}
 
     def f(e: float) -> float:                 # each eps evaluated once (the search asks again)
