@@ -269,7 +269,9 @@ _add("mechanisms.mixnet.bitflip",
      q_needed=dict(n=10, eps=1.0, delta=0.1, m=0, tol=1e-2), seed_q_lemma45=dict(n=100, eps=1.0, delta=1e-3),
      seed_q_prop41=dict(n=100, eps=1.0, delta=1e-3), m_grid=dict(n=10, size=4),
      q_needed_worst=dict(n=10, eps=1.0, delta=0.1, ms=[0, 2], tol=1e-2),
-     bitflip_model=dict(n=10, q=0.3, m=0, compositions=1))
+     bitflip_model=dict(n=10, q=0.3, m=0, compositions=1),
+     delta_bracket=dict(n=10, q=0.3, eps=[0.5], m=0, compositions=1, accuracy=1e-3),
+     epsilon_bracket=dict(n=10, q=0.3, delta=[1e-3], m=0, compositions=1, accuracy=1e-3))
 _add("mechanisms.mixnet.bitflip_worst",
      worst_brackets=dict(n=10, q=0.3, verb="delta", targets=[0.5], rtol=2e-3, tail=1e-40),
      block_search=dict(n=10, ends=lambda nn, m: (np.array([0.1]), np.array([0.1 + 0.01 * m])), size=1,
