@@ -232,8 +232,8 @@ _add("mechanisms.krr",
      krr_model=dict(adversary="strong", n=20, gamma=0.5, k=3, tail=1e-60),
      exact_atoms=dict(adversary="strong", n=20, gamma=0.5, k=3, tail=1e-40),
      krr_route=dict(adversary="strong", n=20, gamma=0.5, k=3, compositions=1),
-     delta_bracket=dict(adversary="strong", n=20, gamma=0.5, k=3, eps=[0.5], compositions=1),
-     epsilon_bracket=dict(adversary="strong", n=20, gamma=0.5, k=3, delta=[1e-3], compositions=1))
+     delta_bracket=dict(adversary="strong", n=20, gamma=0.5, k=3, eps=[0.5], compositions=1, accuracy=1e-3),
+     epsilon_bracket=dict(adversary="strong", n=20, gamma=0.5, k=3, delta=[1e-3], compositions=1, accuracy=1e-3))
 _add("mechanisms.krr.base",
      check_params=dict(n=20, gamma=0.5, k=3), krr_probs=dict(gamma=0.5, k=3), krr_pmfs=dict(gamma=0.5, k=3),
      eps0_from_gamma=dict(gamma=0.5, k=3), gamma_from_eps0=dict(eps0=1.0, k=3),
@@ -269,7 +269,9 @@ _add("mechanisms.mixnet.bitflip",
      q_needed=dict(n=10, eps=1.0, delta=0.1, m=0, tol=1e-2), seed_q_lemma45=dict(n=100, eps=1.0, delta=1e-3),
      seed_q_prop41=dict(n=100, eps=1.0, delta=1e-3), m_grid=dict(n=10, size=4),
      q_needed_worst=dict(n=10, eps=1.0, delta=0.1, ms=[0, 2], tol=1e-2),
-     bitflip_model=dict(n=10, q=0.3, m=0, compositions=1))
+     bitflip_model=dict(n=10, q=0.3, m=0, compositions=1),
+     delta_bracket=dict(n=10, q=0.3, eps=[0.5], m=0, compositions=1, accuracy=1e-3),
+     epsilon_bracket=dict(n=10, q=0.3, delta=[1e-3], m=0, compositions=1, accuracy=1e-3))
 _add("mechanisms.mixnet.bitflip_worst",
      worst_brackets=dict(n=10, q=0.3, verb="delta", targets=[0.5], rtol=2e-3, tail=1e-40),
      block_search=dict(n=10, ends=lambda nn, m: (np.array([0.1]), np.array([0.1 + 0.01 * m])), size=1,
@@ -278,7 +280,8 @@ _add("mechanisms.mixnet.fake_flip",
      fake_flip_bracket=dict(n=10, m=3, d=2, q=0.3, eps=0.5, r=(5, 4)), seed_q_sec6=dict(m=10, eps=1.0, delta=1e-3))
 _add("mechanisms.mixnet.fake_records",
      fake_pld=dict(m=10, d=2, tail=1e-40), fake_delta=dict(m=10, d=2, eps=0.5, tail=1e-40),
-     fake_model=dict(m=10, d=2, tail=1e-40), fake_delta_bracket=dict(m=10, d=2, eps=[0.5], compositions=1),
+     fake_model=dict(m=10, d=2, tail=1e-40), fake_delta_bracket=dict(m=10, d=2, eps=[0.5], compositions=1, accuracy=1e-3),
+     fake_epsilon_bracket=dict(m=10, d=2, delta=[1e-3], compositions=1, accuracy=1e-3),
      m_needed=dict(d=2, eps=1.0, delta=1e-2, m_max=1000), seed_m_over_d=dict(eps=1.0, delta=1e-3))
 _add("mechanisms.randomizer",
      upper_delta=dict(dec=DEC, n=20, eps=0.5), upper_epsilon=dict(dec=DEC, n=20, delta=1e-3),
@@ -379,6 +382,7 @@ _add("mechanisms.clones.renyi",
 _add("mechanisms.clones.subsample",
      subsampled_delta=dict(n=50, m=10, eps0=1.0, eps=0.5, tau=1e-30), subsampled_pld=dict(n=50, m=10, eps0=1.0),
      subsampled_epsilon=dict(n=50, m=10, eps0=1.0, delta=[1e-3], compositions=1, accuracy=2e-3),
+     subsampled_delta_bracket=dict(n=50, m=10, eps0=1.0, eps=[0.5], compositions=1, accuracy=2e-3),
      subsampled_model=dict(n=50, m=10, eps0=1.0))
 
 _add("analyses.sgd",

@@ -64,6 +64,21 @@ def cli():
 
 
 @pytest.fixture(scope="session")
+def cli_brackets():
+    """``cli_brackets(*args)``: (lower, upper, accuracy_met, limit) of each result of
+    ``python -m shuffle_lib delta|epsilon ... --json``, computed in this process
+    (:func:`shuffle_lib.cli.run`, the command line's parse and evaluation)."""
+    from shuffle_lib import cli as cli_module
+
+    def run(*args):
+        _, out = cli_module.run([str(a) for a in args])
+        end = "delta" if args[0] == "delta" else "eps"
+        return [(r[f"{end}_lower"], r[f"{end}_upper"], r["accuracy_met"], r["limit"])
+                for r in out["results"]]
+    return run
+
+
+@pytest.fixture(scope="session")
 def cli_json(cli):
     """``cli_json(*args)``: the JSON object of ``python -m shuffle_lib *args --json`` (exit code 0)."""
     def run(*args):

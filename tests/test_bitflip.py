@@ -616,3 +616,71 @@ def test_fake_records_sec5_each_step_runs_the_direction_the_conclusion_needs():
             lower = (xs - c * s + 1) / (xs + c * s) >= 1 / E
             assert np.all(lower[upper]) and np.any(upper)                      # upper => lower
             assert np.any(lower & ~upper)                                      # lower =/=> upper
+
+
+def _answered(brackets):
+    return [(b.lower, b.upper, b.accuracy_met, b.limit) for b in brackets]
+
+
+def test_fake_records_brackets_are_the_command_lines_composed(cli_brackets):
+    """fake_delta_bracket / fake_epsilon_bracket and ``python -m shuffle_lib delta|epsilon
+    fake-records`` return the same brackets, accuracy_met and limit, K = 2 rounds (the epsilon case
+    is refined: see the test below)."""
+    lib = fr.fake_delta_bracket(200, 3, [0.5, 1.0], compositions=2)
+    cli_out = cli_brackets("delta", "fake-records", "--m", 200, "--d", 3, "--compositions", 2,
+                           "--eps", 0.5, 1.0)
+    assert _answered(lib) == cli_out
+    lib = fr.fake_epsilon_bracket(30000, 3, [1e-3], compositions=2)
+    assert _answered(lib) == cli_brackets("epsilon", "fake-records", "--m", 30000, "--d", 3,
+                                          "--compositions", 2, "--delta", 1e-3)
+    assert all(b.accuracy_met is not None for b in lib)
+
+
+def test_fake_epsilon_bracket_refines_what_the_first_grid_leaves_too_wide():
+    """m = 30000, d = 3, K = 2, delta = 1e-3: the first grid (evaluate.epsilon_brackets on
+    fake_model) gave [0.0250343, 0.0254339], half-width 2.0e-4 against the contract's 25 a eps =
+    1.3e-4 at a = 2e-4; fake_epsilon_bracket now answers [0.0251306, 0.025334] (width 2.0e-4),
+    inside the first bracket and meeting the contract."""
+    from shuffle_lib.core import accuracy, evaluate
+    from shuffle_lib.core.fourier import DEFAULT_ACCURACY
+
+    model = fr.fake_model(30000, 3)
+    first = evaluate.epsilon_brackets(model, [1e-3], 2, accuracy=DEFAULT_ACCURACY)[0]
+    assert not accuracy.met("epsilon", first, DEFAULT_ACCURACY, 2), first
+    got = fr.fake_epsilon_bracket(30000, 3, [1e-3], compositions=2)[0]
+    assert got.accuracy_met and accuracy.met("epsilon", got, DEFAULT_ACCURACY, 2), got
+    assert first.lower <= got.lower <= got.upper <= first.upper
+    assert got.upper - got.lower < first.upper - first.lower
+
+
+@pytest.mark.parametrize("m", [3, "worst"])
+def test_bitflip_brackets_are_the_command_lines_composed(m, cli_brackets):
+    """bitflip.delta_bracket / epsilon_bracket and ``python -m shuffle_lib delta|epsilon bitflip``
+    return the same brackets, accuracy_met and limit, K = 2 rounds, for one pair and for the max
+    over every m."""
+    args = ("--n", 12, "--q", 0.1, "--m", m, "--compositions", 2)
+    lib = bf.delta_bracket(12, 0.1, [0.5, 1.0], m=m, compositions=2)
+    assert _answered(lib) == cli_brackets("delta", "bitflip", *args, "--eps", 0.5, 1.0)
+    lib = bf.epsilon_bracket(12, 0.1, [1e-3], m=m, compositions=2)
+    assert _answered(lib) == cli_brackets("epsilon", "bitflip", *args, "--delta", 1e-3)
+    assert all(b.accuracy_met is not None for b in lib)
+
+
+def test_bitflip_epsilon_bracket_refines_what_the_first_grid_leaves_too_wide(cli_brackets):
+    """n = 1e4, q = 0.3, m = 0, K = 2, delta = 1e-3: the first grid (evaluate.epsilon_brackets on
+    bitflip_model) gave [0.0124098, 0.0128094], half-width 2.0e-4 against the contract's 25 a eps
+    = 6.4e-5 at a = 2e-4; epsilon_bracket now answers [0.0125582, 0.0126607] (width 1.0e-4),
+    the command line's, inside the first bracket and meeting the contract."""
+    from shuffle_lib.core import accuracy, evaluate
+    from shuffle_lib.core.fourier import DEFAULT_ACCURACY
+
+    model = bf.bitflip_model(10 ** 4, 0.3, 0, 2)
+    first = evaluate.epsilon_brackets(model, [1e-3], 2, accuracy=DEFAULT_ACCURACY)[0]
+    assert not accuracy.met("epsilon", first, DEFAULT_ACCURACY, 2), first
+    got = bf.epsilon_bracket(10 ** 4, 0.3, [1e-3], compositions=2)
+    assert _answered(got) == cli_brackets("epsilon", "bitflip", "--n", 10 ** 4, "--q", 0.3,
+                                          "--compositions", 2, "--delta", 1e-3)
+    got = got[0]
+    assert got.accuracy_met and accuracy.met("epsilon", got, DEFAULT_ACCURACY, 2), got
+    assert first.lower <= got.lower <= got.upper <= first.upper
+    assert got.upper - got.lower < first.upper - first.lower

@@ -576,3 +576,43 @@ def test_cli_weak_one_round_at_n_1e6_is_blocked_and_certified_by_its_ends():
     assert 0 < r["eps_lower"] <= r["eps_upper"] <= 1.01 * r["eps_lower"], r
     ends = stream.delta_streamed("weak", n, gamma, k, [r["eps_lower"], r["eps_upper"]])
     assert ends[0].lower >= 1e-8 and ends[1].upper <= 1e-8, ends
+
+
+# ---- the library functions answer as the command line ----------------------------------------
+
+
+def _answered(brackets):
+    return [(b.lower, b.upper, b.accuracy_met, b.limit) for b in brackets]
+
+
+@pytest.mark.parametrize("adversary", ["strong", "weak"])
+def test_krr_brackets_are_the_command_lines_composed(adversary, cli_brackets):
+    """delta_bracket / epsilon_bracket and ``python -m shuffle_lib delta|epsilon krr-ADV`` return
+    the same brackets with the same accuracy_met and limit, K = 3 and 2 rounds (for A_w the
+    eps bracket at delta = 1e-3 is one the first grid leaves too wide, so the refinement is
+    compared as well)."""
+    args = ("--n", 200, "--gamma", 0.3, "--k", 4, "--compositions", 3)
+    lib = krr.delta_bracket(adversary, 200, 0.3, 4, [0.5, 1.0], compositions=3)
+    assert _answered(lib) == cli_brackets("delta", f"krr-{adversary}", *args, "--eps", 0.5, 1.0)
+    lib = krr.epsilon_bracket(adversary, 2000, 0.9, 4, [1e-3, 1e-6], compositions=2)
+    cli_out = cli_brackets("epsilon", f"krr-{adversary}", "--n", 2000, "--gamma", 0.9, "--k", 4,
+                           "--compositions", 2, "--delta", 1e-3, 1e-6)
+    assert _answered(lib) == cli_out
+    assert all(b.accuracy_met is not None for b in lib)
+
+
+def test_krr_epsilon_bracket_refines_what_the_first_grid_leaves_too_wide():
+    """A_w, n = 2000, gamma = 0.9, k = 4, K = 2, delta = 1e-3: the first grid (the route of
+    evaluate.epsilon_brackets on the same model) gave [0.0079958, 0.0082346], half-width 1.2e-4
+    against the contract's 25 a eps = 4.1e-5 at a = 2e-4; the library function now answers
+    [0.0081549, 0.0082346] (width 8.0e-5), inside the first bracket and meeting the contract."""
+    from shuffle_lib.core import accuracy, evaluate
+    from shuffle_lib.core.fourier import DEFAULT_ACCURACY
+
+    model = krr.krr_route("weak", 2000, 0.9, 4, 2)
+    first = evaluate.epsilon_brackets(model, [1e-3], 2, accuracy=DEFAULT_ACCURACY)[0]
+    assert not accuracy.met("epsilon", first, DEFAULT_ACCURACY, 2), first
+    got = krr.epsilon_bracket("weak", 2000, 0.9, 4, [1e-3], compositions=2)[0]
+    assert got.accuracy_met and accuracy.met("epsilon", got, DEFAULT_ACCURACY, 2), got
+    assert first.lower <= got.lower <= got.upper <= first.upper
+    assert got.upper - got.lower < first.upper - first.lower

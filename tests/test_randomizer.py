@@ -305,3 +305,37 @@ def test_dataset_delta_equals_the_oracle_and_bounds_the_worst_case_below():
         assert got <= exact_worst_delta(R, n, eps) * (1 + 1e-12) + 1e-16
     with pytest.raises(ValueError, match="others"):
         dataset_delta(np.full((2, 2), 0.5), [2], 1.0)
+
+
+def _answered(brackets):
+    return [(b.lower, b.upper, b.accuracy_met, b.limit) for b in brackets]
+
+
+def test_randomizer_brackets_are_the_command_lines_composed(cli_brackets):
+    """delta_bracket / epsilon_bracket and ``python -m shuffle_lib delta|epsilon randomizer``
+    return the same brackets, accuracy_met and limit, K = 2 rounds (the epsilon case is refined on a
+    model built again at a finer accuracy, and still held by the mechanism's bounds)."""
+    args = ("--n", 2000, "--family", "krr", "--k", 3, "--eps0", 0.5, "--compositions", 2)
+    lib = rz.delta_bracket(2000, [0.05, 0.2], 2, family="krr", k=3, eps0=0.5)
+    assert _answered(lib) == cli_brackets("delta", "randomizer", *args, "--eps", 0.05, 0.2)
+    lib = rz.epsilon_bracket(2000, [1e-3], 2, family="krr", k=3, eps0=0.5)
+    assert _answered(lib) == cli_brackets("epsilon", "randomizer", *args, "--delta", 1e-3)
+    assert all(b.accuracy_met is not None for b in lib)
+
+
+def test_randomizer_epsilon_bracket_refines_what_the_first_grid_leaves_too_wide():
+    """k-RR, k = 3, eps0 = 0.5, n = 1e4, K = 2, delta = 1e-4: the first grid
+    (evaluate.epsilon_brackets on randomizer_model) gave [0.0119601, 0.0124205], half-width
+    2.3e-4 against the contract's 25 a eps = 6.2e-5 at a = 2e-4; epsilon_bracket, with the model
+    built again finer, now answers [0.0121283, 0.0122405] (width 1.1e-4), inside the first
+    bracket and meeting the contract."""
+    from shuffle_lib.core import accuracy, evaluate
+    from shuffle_lib.core.fourier import DEFAULT_ACCURACY
+
+    model = rz.randomizer_model(10 ** 4, "krr", None, 3, 0, 0.5, 2, DEFAULT_ACCURACY)
+    first = evaluate.epsilon_brackets(model, [1e-4], 2, accuracy=DEFAULT_ACCURACY)[0]
+    assert not accuracy.met("epsilon", first, DEFAULT_ACCURACY, 2), first
+    got = rz.epsilon_bracket(10 ** 4, [1e-4], 2, family="krr", k=3, eps0=0.5)[0]
+    assert got.accuracy_met and accuracy.met("epsilon", got, DEFAULT_ACCURACY, 2), got
+    assert first.lower <= got.lower <= got.upper <= first.upper
+    assert got.upper - got.lower < first.upper - first.lower

@@ -1,8 +1,11 @@
 """Brackets from a model: the one code path from a mechanism's build to certified numbers.
 
-The command line, calibration, the atlas, the accountant and each mechanism's own
-``delta_bracket`` / ``epsilon_bracket`` call :func:`delta_brackets` / :func:`epsilon_brackets` on
-the :class:`~shuffle_lib.core.types.Model` its build returns, so they cannot disagree.
+The command line, the accountant and each mechanism's own ``delta_bracket`` /
+``epsilon_bracket`` answer through ``answer`` (the brackets below, an eps bracket refined where it
+misses the accuracy contract, then annotated with ``accuracy_met`` and ``limit``) on the
+:class:`~shuffle_lib.core.types.Model` the mechanism's build returns, so they cannot disagree;
+calibration reads :func:`delta_brackets` of the same model (a delta query, which ``answer`` only
+annotates).
 
 Each component of the model is evaluated once, even when it serves both ends:
 

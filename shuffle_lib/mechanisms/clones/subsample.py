@@ -23,6 +23,7 @@ s).
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 from scipy.stats import binom
@@ -30,6 +31,8 @@ from scipy.stats import binom
 from shuffle_lib.core import budget, evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import tail_range
+from shuffle_lib.core.constants import MAX_COMPOSITIONS
+from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.pld import PLD, pld_from_losses
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, Model, PLDPair
@@ -129,13 +132,35 @@ def subsampled_pld(n: int, m: int, eps0: float, tau: float = 1e-18) -> tuple[PLD
 def subsampled_epsilon(n: int, m: int, eps0: float, delta: ArrayLike, compositions: int = 1,
                        accuracy: float = 2e-3) -> list[Bracket]:
     """Certified Brackets for eps(delta) of `compositions` rounds (Koskela et al. 2022, Cor. 3 with
-    this pair).
+    this pair), one per delta: the model of :func:`subsampled_model` answered by
+    ``shuffle_lib.core.evaluate.answer``, the command line's path (``python -m shuffle_lib epsilon
+    ldp-shuffle-subsampled --subset m --accuracy ACCURACY``), each bracket with ``accuracy_met``
+    and ``limit`` set; a bracket below eps = 0.04 that misses the accuracy contract is evaluated
+    again on a finer grid.
 
     Source: Koskela et al. 2022, Sec. 3.4 (subsampled rounds), Cor. 3; this module's pair.
     """
-    return evaluate.epsilon_brackets(
-        subsampled_model(n, m, eps0), delta, compositions, accuracy=accuracy
-    )
+    return _answer("epsilon", n, m, eps0, delta, compositions, accuracy)
+
+
+def subsampled_delta_bracket(n: int, m: int, eps0: float, eps: ArrayLike, compositions: int = 1,
+                             accuracy: float = DEFAULT_ACCURACY) -> list[Bracket]:
+    """Certified Brackets for delta(eps) of `compositions` rounds, one per eps: the command line's
+    path as :func:`subsampled_epsilon` (``python -m shuffle_lib delta ldp-shuffle-subsampled``).
+
+    Source: Koskela et al. 2022, Sec. 3.4 (subsampled rounds), Cor. 3; this module's pair.
+    """
+    return _answer("delta", n, m, eps0, eps, compositions, accuracy)
+
+
+def _answer(verb: Literal["delta", "epsilon"], n: int, m: int, eps0: float, targets: ArrayLike,
+            compositions: int, accuracy: float) -> list[Bracket]:
+    """The declaration's path: its build (:func:`subsampled_model`, which does not depend on the
+    accuracy: no rebuild) through ``evaluate.answer``."""
+    compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
+    accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+    return evaluate.answer([(subsampled_model(n, m, eps0), None)], verb, np.atleast_1d(targets),
+                           compositions, accuracy)
 
 
 def subsampled_model(n: int, m: int, eps0: float) -> Model:

@@ -23,6 +23,7 @@ it).
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal
 
 import numpy as np
 
@@ -36,6 +37,7 @@ from shuffle_lib.core import evaluate
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
 from shuffle_lib.core.constants import MAX_COMPOSITIONS
+from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, Method, Model, PLDPair
 from shuffle_lib.mechanisms.krr import lattice, stream
@@ -143,26 +145,35 @@ def krr_route(adversary: Adversary, n: int, gamma: float, k: int, compositions: 
 
 
 def delta_bracket(adversary: Adversary, n: int, gamma: float, k: int, eps: ArrayLike,
-                  compositions: int = 1, **kw) -> list[Bracket]:
+                  compositions: int = 1, accuracy: float = DEFAULT_ACCURACY) -> list[Bracket]:
     """Certified brackets for the tight delta(eps) of ``compositions`` rounds (Koskela et al. 2021,
-    Thm 8/11, Koskela et al. 2022, Thm 2/5).
+    Thm 8/11, Koskela et al. 2022, Thm 2/5), one per eps.
 
-    One per eps, through :func:`krr_route` and :func:`shuffle_lib.core.evaluate.delta_brackets`.
-    Keywords (``accuracy``, ``rtol``, ...) go to :func:`shuffle_lib.core.fourier.delta_bracket`.
+    The model of ``krr_route`` answered by ``shuffle_lib.core.evaluate.answer``, the command
+    line's path (``python -m shuffle_lib delta krr-ADVERSARY``): the same brackets, each with
+    ``accuracy_met`` and ``limit`` set.  ``accuracy`` is the query's accuracy
+    (:mod:`shuffle_lib.core.accuracy`).
     """
-    model = krr_route(adversary, n, gamma, k, compositions)
-    return evaluate.delta_brackets(model, np.atleast_1d(eps), compositions, **kw)
+    return _answer("delta", adversary, n, gamma, k, eps, compositions, accuracy)
 
 
 def epsilon_bracket(adversary: Adversary, n: int, gamma: float, k: int, delta: ArrayLike,
-                    compositions: int = 1, **kw) -> list[Bracket]:
-    """Certified brackets for the tight eps(delta) of ``compositions`` rounds (see
-    :func:`delta_bracket`).
-
-    Source: Koskela et al. 2021, Thm 8/11, Koskela et al. 2022, Thm 2/5.
+                    compositions: int = 1, accuracy: float = DEFAULT_ACCURACY) -> list[Bracket]:
+    """Certified brackets for the tight eps(delta) of ``compositions`` rounds (Koskela et al. 2021,
+    Thm 8/11, Koskela et al. 2022, Thm 2/5), one per delta; see :func:`delta_bracket`.  A bracket
+    below eps = 0.04 that the first grid leaves wider than the accuracy contract is evaluated again
+    on a finer grid (``shuffle_lib.core.evaluate.refined_epsilon``).
     """
+    return _answer("epsilon", adversary, n, gamma, k, delta, compositions, accuracy)
+
+
+def _answer(verb: Literal["delta", "epsilon"], adversary: Adversary, n: int, gamma: float, k: int,
+            targets: ArrayLike, compositions: int, accuracy: float) -> list[Bracket]:
+    """The declaration's path: its build (:func:`krr_route`, which does not depend on the accuracy:
+    no rebuild) through ``evaluate.answer``."""
+    accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
     model = krr_route(adversary, n, gamma, k, compositions)
-    return evaluate.epsilon_brackets(model, np.atleast_1d(delta), compositions, **kw)
+    return evaluate.answer([(model, None)], verb, np.atleast_1d(targets), compositions, accuracy)
 
 
 def _declare(adversary: Adversary, source: str) -> Mechanism:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Literal
 
 import numpy as np
 
@@ -26,9 +27,10 @@ from shuffle_lib.core import evaluate, search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_logpmf, binom_window
 from shuffle_lib.core.constants import BINOMIAL_TAIL, MAX_COMPOSITIONS, MAX_SIZE
+from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.pld import PLD, delta_both
 from shuffle_lib.core.registry import Mechanism, Param, register
-from shuffle_lib.core.types import ArrayLike, Method, Model, PLDPair
+from shuffle_lib.core.types import ArrayLike, Bracket, Method, Model, PLDPair
 from shuffle_lib.mechanisms.mixnet.bitflip_worst import block_search, worst_brackets
 
 TAIL = BINOMIAL_TAIL  # binomial mass cut from each tail (sent to +inf in certified uppers)
@@ -385,6 +387,35 @@ def bitflip_model(
     if m > n - 1:
         raise ValueError(f"m must be an integer in [0, {n - 1}], got m={m}.")
     return _pair_model(n, m, q, info)
+
+
+def delta_bracket(n: int, q: float, eps: ArrayLike, m: int | str = 0, compositions: int = 1,
+                  accuracy: float = DEFAULT_ACCURACY) -> list[Bracket]:
+    """Certified brackets for delta(eps) of ``compositions`` rounds of the bit-flip shuffler
+    (Zhilyaev 2020, Sec. 3-4), one per eps: the pair with ``m`` ones among the other n - 1 users,
+    or for ``m="worst"`` the max over every m (:func:`bitflip_model`), answered by
+    ``shuffle_lib.core.evaluate.answer``, the command line's path (``python -m shuffle_lib delta
+    bitflip``), each bracket with ``accuracy_met`` and ``limit`` set.  ``m="worst"`` over several
+    rounds keeps the blocks' own grid (``COMPOSED_ACCURACY``), as the command line does."""
+    return _answer("delta", n, q, eps, m, compositions, accuracy)
+
+
+def epsilon_bracket(n: int, q: float, delta: ArrayLike, m: int | str = 0, compositions: int = 1,
+                    accuracy: float = DEFAULT_ACCURACY) -> list[Bracket]:
+    """Certified brackets for eps(delta) of ``compositions`` rounds of the bit-flip shuffler
+    (Zhilyaev 2020, Sec. 3-4), one per delta; see :func:`delta_bracket` (``python -m shuffle_lib
+    epsilon bitflip``).  A pair's bracket below eps = 0.04 that misses the accuracy contract is
+    evaluated again on a finer grid."""
+    return _answer("epsilon", n, q, delta, m, compositions, accuracy)
+
+
+def _answer(verb: Literal["delta", "epsilon"], n: int, q: float, targets: ArrayLike,
+            m: int | str, compositions: int, accuracy: float) -> list[Bracket]:
+    """The declaration's path: its build (:func:`bitflip_model`, which does not depend on the
+    accuracy: no rebuild) through ``evaluate.answer``."""
+    accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+    model = bitflip_model(n, q, m, compositions)
+    return evaluate.answer([(model, None)], verb, np.atleast_1d(targets), compositions, accuracy)
 
 
 register(

@@ -19,6 +19,7 @@ delta_strong = (1 - gamma) delta_fake for one round.
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 from scipy.stats import binom
@@ -26,7 +27,8 @@ from scipy.stats import binom
 from shuffle_lib.core import evaluate, search
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window, tail_range
-from shuffle_lib.core.constants import BINOMIAL_TAIL
+from shuffle_lib.core.constants import BINOMIAL_TAIL, MAX_COMPOSITIONS
+from shuffle_lib.core.fourier import DEFAULT_ACCURACY
 from shuffle_lib.core.pld import PLD, hockey_stick
 from shuffle_lib.core.registry import Mechanism, Param, register
 from shuffle_lib.core.types import ArrayLike, Bracket, Model, PLDPair
@@ -100,14 +102,39 @@ def fake_model(m: int, d: int, tail: float = TAIL) -> Model:
 
 
 def fake_delta_bracket(
-    m: int, d: int, eps: ArrayLike, compositions: int = 1, **kw
+    m: int, d: int, eps: ArrayLike, compositions: int = 1, accuracy: float = DEFAULT_ACCURACY
 ) -> list[Bracket]:
-    """Certified brackets of the ``compositions``-fold composition (Fourier accountant on the upper
-    PLD; the lower end corrected for the tail cut).
+    """Certified brackets for delta(eps) of the ``compositions``-fold composition (Fourier
+    accountant on the upper PLD; the lower end corrected for the tail cut), one per eps: the model
+    of :func:`fake_model` answered by ``shuffle_lib.core.evaluate.answer``, the command line's path
+    (``python -m shuffle_lib delta fake-records``), each bracket with ``accuracy_met`` and
+    ``limit`` set.
 
     Source: Zhilyaev 2020, Sec. 5; Koskela et al. 2021, Thm 5 through the Fourier accountant.
     """
-    return evaluate.delta_brackets(fake_model(m, d), eps, compositions, **kw)
+    return _answer("delta", m, d, eps, compositions, accuracy)
+
+
+def fake_epsilon_bracket(
+    m: int, d: int, delta: ArrayLike, compositions: int = 1, accuracy: float = DEFAULT_ACCURACY
+) -> list[Bracket]:
+    """Certified brackets for eps(delta) of the ``compositions``-fold composition, one per delta;
+    see :func:`fake_delta_bracket` (``python -m shuffle_lib epsilon fake-records``).  A bracket
+    below eps = 0.04 that misses the accuracy contract is evaluated again on a finer grid.
+
+    Source: Zhilyaev 2020, Sec. 5; Koskela et al. 2021, Thm 5 through the Fourier accountant.
+    """
+    return _answer("epsilon", m, d, delta, compositions, accuracy)
+
+
+def _answer(verb: Literal["delta", "epsilon"], m: int, d: int, targets: ArrayLike,
+            compositions: int, accuracy: float) -> list[Bracket]:
+    """The declaration's path: its build (:func:`fake_model`, which does not depend on the
+    accuracy: no rebuild) through ``evaluate.answer``."""
+    compositions = v.integer("compositions", compositions, lo=1, hi=MAX_COMPOSITIONS)
+    accuracy = v.real("accuracy", accuracy, 0.0, 1.0, lo_open=True)
+    return evaluate.answer([(fake_model(m, d), None)], verb, np.atleast_1d(targets), compositions,
+                           accuracy)
 
 
 def m_needed(d: int, eps: float, delta: float, m_max: int = 10 ** 6) -> int | float:

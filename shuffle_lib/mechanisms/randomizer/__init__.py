@@ -576,21 +576,31 @@ def _composed_pair(pq: PLD, qp: PLD, K: int) -> PLDPair | Method:
 
 def delta_bracket(n: int, eps: ArrayLike, compositions: int = 1, **randomiser) -> list[Bracket]:
     """Certified Brackets for delta(eps) of the shuffled randomiser (``family=``, ``matrix=``,
-    ``k=``, ``d=``, ``eps0=``, ``accuracy=`` as in :func:`randomizer_model`)."""
+    ``k=``, ``d=``, ``eps0=``, ``accuracy=`` as in :func:`randomizer_model`): the model answered by
+    ``shuffle_lib.core.evaluate.answer``, the command line's path (``python -m shuffle_lib delta
+    randomizer``), each bracket with ``accuracy_met`` and ``limit`` set."""
     v.reals("eps", np.atleast_1d(eps), lo=0.0)
     return _brackets("delta", n, eps, compositions, randomiser)
 
 
 def epsilon_bracket(n: int, delta: ArrayLike, compositions: int = 1, **randomiser) -> list[Bracket]:
-    """Certified Brackets for eps(delta) of the shuffled randomiser; see :func:`delta_bracket`."""
+    """Certified Brackets for eps(delta) of the shuffled randomiser; see :func:`delta_bracket`.  A
+    bracket below eps = 0.04 that misses the accuracy contract is evaluated again on a model built
+    at a finer accuracy (``shuffle_lib.core.evaluate.refined_epsilon``)."""
     v.reals("delta", np.atleast_1d(delta), lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     return _brackets("epsilon", n, delta, compositions, randomiser)
 
 
 def _brackets(verb, n, targets, compositions, randomiser):
-    model = randomizer_model(n, compositions=compositions, **randomiser)
-    return evaluate.brackets(model, verb, np.atleast_1d(targets), compositions,
-                             accuracy=randomiser.get("accuracy", DEFAULT_ACCURACY))
+    """The declaration's path: :func:`randomizer_model` at the query's accuracy, built again at a
+    finer one where an eps bracket is refined."""
+    acc = v.real("accuracy", randomiser.pop("accuracy", DEFAULT_ACCURACY), 0.0, 1.0, lo_open=True)
+    model = randomizer_model(n, compositions=compositions, accuracy=acc, **randomiser)
+
+    def rebuild(a: float) -> Model:
+        return randomizer_model(n, compositions=compositions, accuracy=a, **randomiser)
+
+    return evaluate.answer([(model, rebuild)], verb, np.atleast_1d(targets), compositions, acc)
 
 
 def randomizer_rdp(params: dict, orders: Sequence[float]) -> list[Bracket]:
