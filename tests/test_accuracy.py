@@ -180,3 +180,21 @@ def test_krr_strong_ten_rounds_at_ten_million_users_is_within_one_percent():
     br = sl.mechanism_brackets("krr-strong", "epsilon", [1e-6], 10, n=10 ** 7, gamma=0.853, k=4)[0]
     assert br.accuracy_met is True and br.limit is None
     assert 0 < br.upper - br.lower <= 0.01 * br.upper and br.upper < 0.005
+
+
+def test_an_eps_bracket_above_0_04_that_misses_within_the_grid_is_refined():
+    """krr-strong, n = 1e5, gamma = 0.3, k = 4, K = 2, delta = 1e-4 (eps ~ 0.0465, where the
+    demand is the absolute accuracy a = 2e-4): the first grid leaves a half-width above a (its
+    tail and rounding allowances), within what the grid explains; the answer is evaluated again
+    and meets the contract, inside the first bracket."""
+    from shuffle_lib.core import evaluate
+    from shuffle_lib.core.fourier import DEFAULT_ACCURACY
+    from shuffle_lib.mechanisms import krr
+
+    first = evaluate.epsilon_brackets(krr.krr_route("strong", 100_000, 0.3, 4, 2), [1e-4], 2,
+                                      accuracy=DEFAULT_ACCURACY)[0]
+    assert first.lower > 0.04 and not A.met("epsilon", first, DEFAULT_ACCURACY, 2), first
+    assert A.finer_accuracy(first, DEFAULT_ACCURACY) == A.eps_demand(DEFAULT_ACCURACY, first.upper)
+    got = sl.mechanism_brackets("krr-strong", "epsilon", [1e-4], 2, n=100_000, gamma=0.3, k=4)[0]
+    assert got.accuracy_met and A.met("epsilon", got, DEFAULT_ACCURACY, 2), got
+    assert first.lower <= got.lower <= got.upper <= first.upper

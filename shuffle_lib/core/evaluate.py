@@ -213,8 +213,8 @@ def refined_epsilon(model: Model, delta: ArrayLike, compositions: int, accuracy:
                     first: Sequence[Bracket],
                     rebuild: Callable[[float], Model] | None = None) -> list[Bracket]:
     """``first`` (the eps brackets of ``model`` at ``delta``, ``compositions`` rounds, at
-    ``accuracy``) narrowed where they miss the relative part of the contract (eps below 0.04,
-    :func:`shuffle_lib.core.accuracy.eps_demand`).
+    ``accuracy``) narrowed where they miss the contract
+    (:func:`shuffle_lib.core.accuracy.eps_demand`) by no more than the grid explains.
 
     Such targets are evaluated again at the accuracy the demand implies: the grid's half-width
     is taken to scale with its accuracy, so the accuracy is scaled by the least ratio of the

@@ -191,7 +191,7 @@ class Mechanism:
         else the divergence of the build's PLDs).  Renyi divergence adds up over independent
         rounds, so ``rdp`` of K rounds is K times one round's.  delta and eps brackets carry
         ``accuracy_met`` and ``limit`` (:func:`shuffle_lib.core.accuracy.annotate`); an eps bracket
-        below 0.04 that misses its accuracy is evaluated again finer, the model built again at
+        that misses its accuracy within what the grid explains is evaluated again finer, the model built again at
         that accuracy when the declaration ``uses`` it
         (:func:`shuffle_lib.core.evaluate.refined_epsilon`).  The one path from a declaration to
         numbers: the command line and ``mechanism_brackets`` both take it."""

@@ -45,7 +45,7 @@ def _exact_plds(n, eps0, pair, tau=TRUNCATION):
     """(PLD with the dropped mass as a top atom, dominated PLD, dropped mass) of one round from
     the exact atoms of :func:`clone_pld` truncated at ``tau``; ValueError naming max_atoms above
     ``EXACT_MAX_ATOMS`` atoms.  The last one is kept: they do not depend on the accuracy, and an
-    eps query refined below eps = 0.04 builds the model again at a finer one."""
+    eps query refined on a finer grid builds the model again at that accuracy."""
     low, info = clone_pld(n, eps0, pair, tau, "lower", EXACT_MAX_ATOMS)
     top = pld_from_losses(np.append(low.losses, clone_top_loss(*check_params(n, eps0, pair))),
                           np.append(low.probs, info["dropped"]), low.inf_mass)
@@ -200,7 +200,8 @@ def epsilon_bracket(n: int, eps0: float, delta: ArrayLike, compositions: int = 1
                     pair: str = "fmt21", accuracy: float = DEFAULT_ACCURACY,
                     rounds: Sequence[tuple[int, float, int]] | None = None) -> list[Bracket]:
     """Certified Brackets for eps(delta) of `compositions` rounds; see :func:`delta_bracket` (an
-    eps bracket that misses its accuracy below eps = 0.04 is refined on a finer build)."""
+    eps bracket that misses its accuracy within what the grid explains is refined on a finer
+    build)."""
     return _answer("epsilon", n, eps0, delta, compositions, pair, accuracy, rounds)
 
 

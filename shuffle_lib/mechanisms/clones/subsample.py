@@ -135,8 +135,8 @@ def subsampled_epsilon(n: int, m: int, eps0: float, delta: ArrayLike, compositio
     this pair), one per delta: the model of :func:`subsampled_model` answered by
     ``shuffle_lib.core.evaluate.answer``, the command line's path (``python -m shuffle_lib epsilon
     ldp-shuffle-subsampled --subset m --accuracy ACCURACY``), each bracket with ``accuracy_met``
-    and ``limit`` set; a bracket below eps = 0.04 that misses the accuracy contract is evaluated
-    again on a finer grid.
+    and ``limit`` set; a bracket that misses the accuracy contract by no more than the grid
+    explains is evaluated again on a finer grid.
 
     Source: Koskela et al. 2022, Sec. 3.4 (subsampled rounds), Cor. 3; this module's pair.
     """

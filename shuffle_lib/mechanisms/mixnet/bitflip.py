@@ -404,8 +404,8 @@ def epsilon_bracket(n: int, q: float, delta: ArrayLike, m: int | str = 0, compos
                     accuracy: float = DEFAULT_ACCURACY) -> list[Bracket]:
     """Certified brackets for eps(delta) of ``compositions`` rounds of the bit-flip shuffler
     (Zhilyaev 2020, Sec. 3-4), one per delta; see :func:`delta_bracket` (``python -m shuffle_lib
-    epsilon bitflip``).  A pair's bracket below eps = 0.04 that misses the accuracy contract is
-    evaluated again on a finer grid."""
+    epsilon bitflip``).  A pair's bracket that misses the accuracy contract by no more than the
+    grid explains is evaluated again on a finer grid."""
     return _answer("epsilon", n, q, delta, m, compositions, accuracy)
 
 

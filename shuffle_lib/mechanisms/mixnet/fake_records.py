@@ -120,7 +120,8 @@ def fake_epsilon_bracket(
 ) -> list[Bracket]:
     """Certified brackets for eps(delta) of the ``compositions``-fold composition, one per delta;
     see :func:`fake_delta_bracket` (``python -m shuffle_lib epsilon fake-records``).  A bracket
-    below eps = 0.04 that misses the accuracy contract is evaluated again on a finer grid.
+    that misses the accuracy contract by no more than the grid explains is evaluated again on a
+    finer grid.
 
     Source: Zhilyaev 2020, Sec. 5; Koskela et al. 2021, Thm 5 through the Fourier accountant.
     """

@@ -585,8 +585,8 @@ def delta_bracket(n: int, eps: ArrayLike, compositions: int = 1, **randomiser) -
 
 def epsilon_bracket(n: int, delta: ArrayLike, compositions: int = 1, **randomiser) -> list[Bracket]:
     """Certified Brackets for eps(delta) of the shuffled randomiser; see :func:`delta_bracket`.  A
-    bracket below eps = 0.04 that misses the accuracy contract is evaluated again on a model built
-    at a finer accuracy (``shuffle_lib.core.evaluate.refined_epsilon``)."""
+    bracket that misses the accuracy contract by no more than the grid explains is evaluated
+    again on a model built at a finer accuracy (``shuffle_lib.core.evaluate.refined_epsilon``)."""
     v.reals("delta", np.atleast_1d(delta), lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     return _brackets("epsilon", n, delta, compositions, randomiser)
 
