@@ -191,8 +191,8 @@ class Mechanism:
         else the divergence of the build's PLDs).  Renyi divergence adds up over independent
         rounds, so ``rdp`` of K rounds is K times one round's.  delta and eps brackets carry
         ``accuracy_met`` and ``limit`` (:func:`shuffle_lib.core.accuracy.annotate`); an eps bracket
-        that misses its accuracy within what the grid explains is evaluated again finer, the model built again at
-        that accuracy when the declaration ``uses`` it
+        that misses its accuracy within what the grid explains is evaluated again finer, the
+        model built again at that accuracy when the declaration ``uses`` it
         (:func:`shuffle_lib.core.evaluate.refined_epsilon`).  The one path from a declaration to
         numbers: the command line and ``mechanism_brackets`` both take it."""
         v.choice("verb", verb, ("delta", "epsilon", "rdp"))

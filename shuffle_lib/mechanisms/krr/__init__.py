@@ -161,8 +161,8 @@ def epsilon_bracket(adversary: Adversary, n: int, gamma: float, k: int, delta: A
                     compositions: int = 1, accuracy: float = DEFAULT_ACCURACY) -> list[Bracket]:
     """Certified brackets for the tight eps(delta) of ``compositions`` rounds (Koskela et al. 2021,
     Thm 8/11, Koskela et al. 2022, Thm 2/5), one per delta; see :func:`delta_bracket`.  A bracket
-    that the first grid leaves wider than the accuracy contract is evaluated again on a finer grid (``shuffle_lib.core.evaluate.refined_epsilon``).
-    """
+    that the first grid leaves wider than the accuracy contract is evaluated again on a finer
+    grid (``shuffle_lib.core.evaluate.refined_epsilon``)."""
     return _answer("epsilon", adversary, n, gamma, k, delta, compositions, accuracy)
 
 
