@@ -36,7 +36,7 @@ A bracket that misses says why, as :data:`LIMITS` names it:
 
 There is no time limit: every query runs until its accuracy or one of these limits.  The accountant
 records the limit it hit for each target (:func:`note`) while a :func:`collect` block is open; the
-command line and :func:`shuffle_lib.mechanisms.mechanism_brackets` read it (:func:`annotate`).
+command line and ``shuffle_lib.mechanism_brackets`` read it (:func:`annotate`).
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ def limit_of(verb: Verb, target: float, bracket: Bracket, notes: dict) -> str:
 def annotate(verb: Verb, targets: Sequence[float], brackets: Sequence[Bracket], accuracy: float,
              compositions: int = 1, notes: dict | None = None) -> list[Bracket]:
     """The brackets with ``accuracy_met`` (bool) and ``limit`` (None, or what stopped a missed
-    one: :data:`LIMITS`) set, as :func:`shuffle_lib.mechanisms.mechanism_brackets` returns them."""
+    one: :data:`LIMITS`) set, as ``shuffle_lib.mechanism_brackets`` returns them."""
     out = []
     for t, br in zip(targets, brackets):
         ok = met(verb, br, accuracy, compositions)
