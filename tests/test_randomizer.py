@@ -307,6 +307,19 @@ def test_dataset_delta_equals_the_oracle_and_bounds_the_worst_case_below():
         dataset_delta(np.full((2, 2), 0.5), [2], 1.0)
 
 
+def test_sue_decomposition_blanket_stays_below_its_exact_value_at_large_eps0():
+    """family_decomposition('sue'): s = a = q^2, rounded down by SHRINK (1 - 1e-13), with
+    q = 1 / (1 + e^(eps0/2)) (Wang et al. 2017, Sec. 4.3).  Against q^2 at 50 digits on
+    eps0 in [10, 30], where q < 7e-3: the float s never exceeds the exact value, which needs q
+    itself accurate to ~1e-14 relative (1 - p there loses up to 4e-10)."""
+    import mpmath as mp
+    with mp.workdps(50):
+        for e0 in np.linspace(10.0, 30.0, 201):
+            dec = family_decomposition("sue", float(e0), d=5)
+            q = 1 / (1 + mp.exp(mp.mpf(float(e0)) / 2))
+            assert mp.mpf(dec.s) <= q ** 2 and mp.mpf(dec.a) <= q ** 2, e0
+
+
 def _answered(brackets):
     return [(b.lower, b.upper, b.accuracy_met, b.limit) for b in brackets]
 
