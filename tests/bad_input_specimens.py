@@ -430,7 +430,8 @@ ROLES: dict[str, dict[str, str | None]] = {
     "shuffle_lib.mechanisms.randomizer.unary.upper_epsilon": {"pair": "object", "target": "prob_lt1"},
     "shuffle_lib.mechanisms.randomizer.unary.delta_m": {"pair": "object", "m": "count"},
     "shuffle_lib.mechanisms.randomizer.unary.pld_blocks": {"pair": "object", "max_atoms": "pos"},
-    "shuffle_lib.mechanisms.randomizer.exact.dataset_delta": {"others": "ints0"},
+    # eps: one eps or a sequence of them
+    "shuffle_lib.mechanisms.randomizer.exact.dataset_delta": {"others": "ints0", "eps": "reals"},
     "shuffle_lib.mechanisms.randomizer.unary.unary_matrix": {"d": "count"},
     "shuffle_lib.mechanisms.randomizer.plds_epsilon": {"plds": "object"},
     **{f"shuffle_lib.mechanisms.clones.compose.{f}": {"rounds": "triples"}
