@@ -306,6 +306,7 @@ _add("mechanisms.randomizer.exact", exact_worst_delta=dict(matrix=R3, n=3, eps=0
      dataset_delta=dict(matrix=R3, others=[2, 2], eps=0.5))
 UPAIR = unary.unary_pair("oue", 3.0, 20)
 _add("mechanisms.randomizer.unary",
+     bit_probabilities=dict(family="sue", eps0=1.0), unary_matrix=dict(family="oue", d=3, eps0=1.0),
      unary_pair=dict(family="oue", eps0=3.0, n=20), delta_m=dict(pair=UPAIR, m=5, eps=0.5),
      delta=dict(pair=UPAIR, eps=0.5, blocks=4), upper_epsilon=dict(pair=UPAIR, target=0.1),
      pld_blocks=dict(pair=UPAIR, max_atoms=1e6),
@@ -429,7 +430,9 @@ ROLES: dict[str, dict[str, str | None]] = {
     "shuffle_lib.mechanisms.randomizer.unary.upper_epsilon": {"pair": "object", "target": "prob_lt1"},
     "shuffle_lib.mechanisms.randomizer.unary.delta_m": {"pair": "object", "m": "count"},
     "shuffle_lib.mechanisms.randomizer.unary.pld_blocks": {"pair": "object", "max_atoms": "pos"},
-    "shuffle_lib.mechanisms.randomizer.exact.dataset_delta": {"others": "ints0"},
+    # eps: one eps or a sequence of them
+    "shuffle_lib.mechanisms.randomizer.exact.dataset_delta": {"others": "ints0", "eps": "reals"},
+    "shuffle_lib.mechanisms.randomizer.unary.unary_matrix": {"d": "count"},
     "shuffle_lib.mechanisms.randomizer.plds_epsilon": {"plds": "object"},
     **{f"shuffle_lib.mechanisms.clones.compose.{f}": {"rounds": "triples"}
        for f in ("clone_model", "delta_bracket", "epsilon_bracket")},

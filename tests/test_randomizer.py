@@ -307,6 +307,90 @@ def test_dataset_delta_equals_the_oracle_and_bounds_the_worst_case_below():
         dataset_delta(np.full((2, 2), 0.5), [2], 1.0)
 
 
+def _hockey_both(P, Q, eps):
+    """max of both directions' sum max(P - e^eps Q, 0), on laws given as arrays."""
+    e = math.exp(eps)
+    return max(math.fsum(np.maximum(P - e * Q, 0.0)), math.fsum(np.maximum(Q - e * P, 0.0)))
+
+
+@pytest.mark.parametrize("k,m", [(3, 3), (2, 4)])
+def test_dataset_delta_ordered_and_histogram_laws_agree_with_the_oracle(k, m):
+    """Both exact representations of exact.dataset_delta (the histogram index and the ordered
+    outputs labelled by their histogram) against the oracle's histogram laws, n = 2..4, and the
+    public function (either route, by size) on a sequence of eps equal to its calls one eps at a
+    time, each a float."""
+    from randomizer_oracle import histogram_law, hockey
+
+    from shuffle_lib.mechanisms.randomizer import exact
+    rng = np.random.default_rng(11 + m)
+    epss = [0.0, 0.05, 0.3, 1.0, 2.5]
+    for n in (2, 3, 4):
+        for _ in range(3):
+            R = rng.dirichlet(np.ones(m), size=k)
+            others = tuple(int(y) for y in rng.integers(0, k, size=n - 1))
+            laws = [histogram_law([R[x]] + [R[y] for y in others], m) for x in (0, 1)]
+            want = [max(hockey(laws[0], laws[1], e), hockey(laws[1], laws[0], e)) for e in epss]
+            hist = exact._laws(R, others, (0, 1))
+            ordered = exact._ordered_laws(R, others)
+            assert ordered[0].size == math.comb(n + m - 1, m - 1)   # one cell per histogram
+            got = exact.dataset_delta(R, list(others), epss)
+            assert isinstance(got, np.ndarray) and got.shape == (len(epss),)
+            for i, e in enumerate(epss):
+                for P, Q in (hist, ordered):
+                    assert _hockey_both(P, Q, e) == pytest.approx(want[i], rel=1e-12, abs=1e-16)
+                one = exact.dataset_delta(R, list(others), e)
+                assert isinstance(one, float) and one == got[i]
+                assert one == pytest.approx(want[i], rel=1e-12, abs=1e-16)
+
+
+@pytest.mark.parametrize("family,matrix", [("sue", _sue), ("oue", _oue)])
+def test_dataset_delta_of_a_unary_encoding_beyond_the_histogram_index(family, matrix):
+    """d = 4, n = 4: 5^15 histogram cells, past MAX_CELLS; the ordered outputs (16^4) answer,
+    and agree with a brute-force sum over every ordered output written here (a dict keyed by the
+    sorted tuple; the test's own matrix, whose columns are in another order)."""
+    from shuffle_lib.mechanisms.randomizer.exact import MAX_CELLS, dataset_delta
+    d, n, e0, others, epss = 4, 4, 3.0, (2, 2, 1), [0.1, 0.5, 1.5]
+    assert (n + 1) ** (2 ** d - 1) > MAX_CELLS
+    R = matrix(d, e0)
+    laws = []
+    for x in (0, 1):
+        terms: dict[tuple[int, ...], list[float]] = {}
+        for outs in itertools.product(range(2 ** d), repeat=n):
+            pr = math.prod(R[y][o] for y, o in zip((x,) + others, outs))
+            terms.setdefault(tuple(sorted(outs)), []).append(pr)
+        laws.append({h: math.fsum(t) for h, t in terms.items()})
+    keys = sorted(laws[0])
+    P, Q = (np.array([law[h] for h in keys]) for law in laws)
+    got = dataset_delta(R, list(others), epss)
+    for e, g in zip(epss, got):
+        assert g == pytest.approx(_hockey_both(P, Q, e), rel=1e-12, abs=1e-16)
+    assert got[0] > got[1] > got[2] > 0
+
+
+def test_dataset_delta_refuses_n_past_both_representations():
+    """16 outputs and n = 6: 7^15 histogram cells and 16^6 ordered outputs, both past MAX_CELLS:
+    a ValueError naming n; a negative eps in a sequence is refused by name."""
+    from shuffle_lib.mechanisms.randomizer.exact import dataset_delta
+    R = np.full((2, 16), 1 / 16)
+    with pytest.raises(ValueError, match="n=6"):
+        dataset_delta(R, [0] * 5, 1.0)
+    with pytest.raises(ValueError, match="eps"):
+        dataset_delta(R, [0], [0.5, -1.0])
+
+
+def test_sue_decomposition_blanket_stays_below_its_exact_value_at_large_eps0():
+    """family_decomposition('sue'): s = a = q^2, rounded down by SHRINK (1 - 1e-13), with
+    q = 1 / (1 + e^(eps0/2)) (Wang et al. 2017, Sec. 4.3).  Against q^2 at 50 digits on
+    eps0 in [10, 30], where q < 7e-3: the float s never exceeds the exact value, which needs q
+    itself accurate to ~1e-14 relative (1 - p there loses up to 4e-10)."""
+    import mpmath as mp
+    with mp.workdps(50):
+        for e0 in np.linspace(10.0, 30.0, 201):
+            dec = family_decomposition("sue", float(e0), d=5)
+            q = 1 / (1 + mp.exp(mp.mpf(float(e0)) / 2))
+            assert mp.mpf(dec.s) <= q ** 2 and mp.mpf(dec.a) <= q ** 2, e0
+
+
 def _answered(brackets):
     return [(b.lower, b.upper, b.accuracy_met, b.limit) for b in brackets]
 

@@ -189,6 +189,48 @@ def test_bad_parameters_are_refused(kw, msg):
         unary.unary_pair(**kw)
 
 
+
+@pytest.mark.parametrize("e0", [1e-3, 0.5, 1.0, 3.0, 7.5, 20.0, 30.0])
+def test_bit_probabilities_match_wang_et_al_at_50_digits(e0):
+    """(p0, p1) of SUE and OUE against Wang et al. 2017, Sec. 4.3, in 50-digit arithmetic (SUE:
+    p1 = e^(eps0/2) / (1 + e^(eps0/2)), p0 = 1 / (1 + e^(eps0/2)); OUE: p1 = 1/2, p0 =
+    1 / (e^eps0 + 1)): each within 4 ulp, relative, up to eps0 = 30 (p0 ~ 3e-7 for SUE)."""
+    import mpmath as mp
+    with mp.workdps(50):
+        h, e = mp.exp(mp.mpf(e0) / 2), mp.exp(mp.mpf(e0))
+        want = {"sue": (1 / (1 + h), h / (1 + h)), "oue": (1 / (e + 1), mp.mpf(1) / 2)}
+        for family, pair in want.items():
+            got = unary.bit_probabilities(family, e0)
+            for g, w in zip(got, pair):
+                assert abs(mp.mpf(g) / w - 1) <= 4 * 2.0 ** -53, (family, e0, got)
+    p0, p1 = unary.bit_probabilities("sue", e0)
+    assert p0 + p1 == 1.0
+
+
+@pytest.mark.parametrize("family,d,e0", [("sue", 3, 1.0), ("sue", 4, 2.5), ("oue", 3, 3.0),
+                                         ("oue", 5, 0.7)])
+def test_unary_matrix_is_the_encodings_matrix(family, d, e0):
+    """unary.unary_matrix against the matrix built here bit by bit (columns in the order of
+    itertools.product, bit 0 first: the library's column sum_j b_j 2^j), and its rows sum to 1."""
+    R = unary.unary_matrix(family, d, e0)
+    want = (sue if family == "sue" else oue)(d, e0)
+    cols = [sum(b << j for j, b in enumerate(o)) for o in itertools.product((0, 1), repeat=d)]
+    assert R.shape == (d, 2 ** d)
+    np.testing.assert_allclose(R[:, cols], want, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(R.sum(axis=1), 1.0, rtol=1e-14)
+
+
+@pytest.mark.parametrize("call,msg", [
+    (lambda: unary.bit_probabilities("krr", 1.0), "family"),
+    (lambda: unary.bit_probabilities("sue", 0.0), "eps0"),
+    (lambda: unary.bit_probabilities("oue", 31.0), "eps0"),
+    (lambda: unary.unary_matrix("oue", 0, 1.0), "d"),
+    (lambda: unary.unary_matrix("oue", unary.MATRIX_MAX_D + 1, 1.0), "d"),
+    (lambda: unary.unary_matrix("hr", 3, 1.0), "family")])
+def test_bit_probabilities_and_matrix_refuse_bad_parameters(call, msg):
+    with pytest.raises(ValueError, match=msg):
+        call()
+
 @pytest.mark.parametrize("family,e0", [("oue", 1.0), ("oue", 3.0), ("sue", 2.0), ("sue", 5.0)])
 def test_lower_view_is_below_its_datasets_exact_delta(family, e0):
     """The binned view of the dataset (x, y*, ..., y*) against the oracle's exact delta of that

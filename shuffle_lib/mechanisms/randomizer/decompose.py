@@ -72,6 +72,7 @@ import numpy as np
 from shuffle_lib.core import budget
 from shuffle_lib.core import validate as v
 from shuffle_lib.core.constants import MAX_WORK
+from shuffle_lib.mechanisms.randomizer.unary import bit_probabilities
 
 ROW_TOL = 1e-12          # |row sum - 1| allowed (the CLI contract of --matrix)
 MAX_INPUTS = 256         # matrix rows
@@ -410,13 +411,12 @@ def family_decomposition(family: str, eps0: float, k: int = 0, d: int = 0) -> De
         raise ValueError(f"--family {family} needs --d (the domain size, >= 3).")
     d = v.integer("d", d, lo=3, hi=10 ** 9)
     if family == "sue":
-        p = 1 / (1 + math.exp(-eps0 / 2))
-        q = 1 - p
+        q, p = bit_probabilities("sue", eps0)
         beta, s, tau, c = p - q, q * q, p, 2 * q ** 3 / p
         # reveal W's part with bits x0 = x1 = 1, others cover the rest fully
         alt = (p * q, p * q)
     elif family == "oue":
-        q = 1 / (e + 1)
+        q = bit_probabilities("oue", eps0)[0]
         beta, s, tau, c = (1 - 2 * q) / 2, q / 2, 1 - q, q / (2 * (1 - q))
         alt = ((1 - q) / 2, q / 2)        # the same split
     elif family in ("olh", "blh"):

@@ -95,6 +95,7 @@ PLD_BLOCKS = 64     # blocks of M for a composed round's PLD (at most)
 MIN_PLD_BLOCKS = 8  # fewer blocks: the composed route keeps the blanket pair
 SUM_RTOL = 1e-12    # relative rounding allowance of the sums (error budget, item 2)
 UNARY = ("sue", "oue")
+MATRIX_MAX_D = 16   # unary_matrix: d 2^d entries, ~8 MB at d = 16
 
 
 @dataclass(frozen=True)
@@ -114,16 +115,52 @@ class UnaryPair:
         object.__setattr__(self, "eps0", v.real("eps0", self.eps0, 0.0, 30.0, lo_open=True))
 
 
-def unary_pair(family: str, eps0: float, n: int) -> UnaryPair:
-    """The pair of ``family`` in ('sue', 'oue') at eps0 with n users (module docstring):
-    SUE lam = p0 / p1, OUE lam = 1 / (2 (1 - p0)), p0 the probability of a bit not the input's."""
+def bit_probabilities(family: str, eps0: float) -> tuple[float, float]:
+    """(p0, p1): the probability that a report's bit is set, for a bit not the input's (p0) and
+    for the input's own (p1), of ``family`` in ('sue', 'oue') at eps0 in (0, 30].
+
+    SUE: p1 = e^(eps0/2) / (1 + e^(eps0/2)), p0 = 1 - p1; OUE: p1 = 1/2, p0 = 1 / (e^eps0 + 1)
+    (Wang, Blocki, Li and Jha 2017, "Locally Differentially Private Protocols for Frequency
+    Estimation", USENIX Security, Sec. 4.3).  p0 < 1/2 is computed directly (no cancellation at
+    large eps0: 1 - p1 there is off by up to 4e-10 relative) and SUE's p1 as its complement, so
+    p0 + p1 = 1 exactly.
+
+    Raises:
+        ValueError: ``family`` not 'sue' or 'oue', or ``eps0`` outside (0, 30].
+    """
     v.choice("family", family, UNARY)
     eps0 = v.real("eps0", eps0, 0.0, 30.0, lo_open=True)
     if family == "sue":
         p0 = 1.0 / (1.0 + math.exp(eps0 / 2))
-        return UnaryPair(n, p0 / (1.0 - p0), p0, eps0)
-    p0 = 1.0 / (math.exp(eps0) + 1.0)
-    return UnaryPair(n, 0.5 / (1.0 - p0), p0, eps0)
+        return p0, 1.0 - p0
+    return 1.0 / (math.exp(eps0) + 1.0), 0.5
+
+
+def unary_matrix(family: str, d: int, eps0: float) -> np.ndarray:
+    """The d x 2^d matrix of ``family`` in ('sue', 'oue') on d values: row y is the law of a
+    report of input y on the bit vectors, output o setting bit j iff (o >> j) & 1; the bits are
+    independent, bit y set with probability p1 and every other with p0
+    (:func:`bit_probabilities`; Wang et al. 2017, Sec. 4.3).
+
+    Raises:
+        ValueError: ``family`` not 'sue' or 'oue', ``eps0`` outside (0, 30], or ``d`` outside
+            [1, MATRIX_MAX_D] (the matrix has d 2^d entries).
+    """
+    p0, p1 = bit_probabilities(family, eps0)
+    d = v.integer("d", d, lo=1, hi=MATRIX_MAX_D)
+    bits = (np.arange(2 ** d)[:, None] >> np.arange(d)) & 1         # [o, j]
+    pj = np.where(np.eye(d, dtype=bool), p1, p0)[:, None]           # [y, ., j]
+    return np.prod(np.where(bits[None], pj, 1 - pj), axis=2)
+
+
+def unary_pair(family: str, eps0: float, n: int) -> UnaryPair:
+    """The pair of ``family`` in ('sue', 'oue') at eps0 with n users (module docstring):
+    SUE lam = p0 / p1, OUE lam = 1 / (2 (1 - p0)), p0 the probability of a bit not the input's
+    (:func:`bit_probabilities`)."""
+    p0, p1 = bit_probabilities(family, eps0)
+    if family == "sue":
+        return UnaryPair(n, p0 / p1, p0, eps0)
+    return UnaryPair(n, p1 / (1.0 - p0), p0, eps0)
 
 
 def _window(N: int, p: float) -> np.ndarray:
@@ -315,8 +352,8 @@ def _range(N: int, p: float) -> np.ndarray:
 
 def _windows(family: str, eps0: float, n: int):
     """(p0, p1, N values, their U windows' (lo, hi), their V windows' (lo, hi))."""
-    pair = unary_pair(family, eps0, n)
-    p0, p1 = pair.p0, (0.5 if family == "oue" else 1.0 - pair.p0)
+    p0, p1 = bit_probabilities(family, eps0)
+    n = v.integer("n", n, lo=1, hi=10 ** 9)
     Ns = _range(n, p1)
     return p0, p1, Ns, binom_window(n - Ns, p0, VIEW_TAIL), binom_window(Ns, 1 - p0, VIEW_TAIL)
 
