@@ -34,7 +34,7 @@ from shuffle_lib.mechanisms.clones.compose import clone_plds
 from shuffle_lib.mechanisms.clones.pairs import (
     MAX_N,
     Pair,
-    conditional_tails,
+    conditional_tails_walk,
     delta_bracket_single,
     epsilon_bracket_single,
     general_pair,
@@ -128,7 +128,8 @@ class _Blocks:
     def delta(self, eps: float, lower: bool = True) -> tuple[float, float]:
         """Certified (lower, upper) of the three-category pair's delta(eps): every n' of the
         blocks in one vectorised pass of :func:`~shuffle_lib.mechanisms.clones.pairs.bracket_at`'s
-        sums (a relative 1e-12 of the summed magnitudes covers rounding, as there).
+        sums (a relative 1e-12 of the summed magnitudes covers rounding, as there, and the walk's
+        bound of :func:`~shuffle_lib.mechanisms.clones.pairs.conditional_tails_walk` its tails).
         ``lower=False``: the upper end only (lower 0), the last n' (read by the lower end only)
         left out of the pass."""
         count = self.starts.size if lower else self.starts.size - 1
@@ -137,12 +138,14 @@ class _Blocks:
         starts = self.starts[:count]
         # ties on the safe side
         k = loss_threshold(s, al, be, ga, eps, ties="count")
-        tp, tq = conditional_tails(s, k, al, be, ga)
+        # consecutive s of one n' have thresholds a step of 0 or 1 apart: the walk's tails
+        tp, tq, walk = conditional_tails_walk(s, k, al, be, ga)
         e = math.exp(eps)
         val = np.add.reduceat(ps * np.maximum(tp - e * tq, 0.0), starts)
         err = (
             1e-12
             * (np.add.reduceat(ps * tp, starts) + e * np.add.reduceat(ps * tq, starts))
+            + (1.0 + e) * np.add.reduceat(ps * walk, starts)
             + self.sizes[:count] * 1e-307
         )
         lo_t, hi_t = np.maximum(0.0, val - err), np.minimum(1.0, val + err + self.cut[:count])
