@@ -250,9 +250,7 @@ def clone_pld_grid(
             inf = float(ps[-1] * al[-1] * 0.5 ** (n - 1))
             a_hi[-1] = n - 1
         a_lo[-1] = max(a_lo[-1], 1)
-    l_lo, l_hi = loss(s, a_lo, al, be, ga), loss(s, a_hi, al, be, ga)
-    k_lo = np.floor(l_lo / h).astype(np.int64) - 1
-    k_hi = np.ceil(l_hi / h).astype(np.int64) + 1
+    k_lo, k_hi = _cells(s, a_lo, a_hi, al, be, ga, h)
     nb = k_hi - k_lo + 1
     if nb.sum() > 30_000_000:
         raise ValueError(
@@ -278,6 +276,38 @@ def clone_pld_grid(
     return (pl.with_mass_at_infinity(dropped) if side == "upper" else pl), info
 
 
+def _cells(s, a_lo, a_hi, al, be, ga, h):
+    """The first and last grid index of each s's losses (one cell of margin either side)."""
+    l_lo, l_hi = loss(s, a_lo, al, be, ga), loss(s, a_hi, al, be, ga)
+    return np.floor(l_lo / h).astype(np.int64) - 1, np.ceil(l_hi / h).astype(np.int64) + 1
+
+
+# a low estimate of clone_pld_grid's CPU seconds a cell: 0.25 us (threshold, pmf, a tail off the
+# centre) plus 1/16 of Boost's tail at the centre of Bin(s, 1/2), ~2.75e-8 s^(1/3) s (the cells
+# spread over the a-window); measured ~1 us a cell at s ~ 3e7, where this gives 0.78 us
+GRID_CELL_SECONDS = 2.5e-7
+BINNED_MAX_ATOMS = 400_000_000   # above it clone_plds takes the grid route
+GRID_CENTRE_SECONDS = 2.75e-8 / 16
+
+
+def grid_cost(n: int, eps0: float, h: float, pair: str | Pair = "fmt21",
+              tau: float = 1e-18) -> tuple[int, int, float]:
+    """(atoms kept, grid cells, a low estimate of the CPU seconds) of :func:`clone_pld_grid` at
+    these arguments, from the kept window alone (no tails at the cells): for refusing a route
+    before it starts.
+
+    Source: Koskela et al. 2021, eq. 5.9 (the grid of :func:`clone_pld_grid`).
+    """
+    n, eps0, pr = check_params(n, eps0, pair)
+    h = v.real("h", h, 0.0, 1.0, lo_open=True)
+    tau = v.real("tau", tau, 0.0, 1.0, lo_open=True, hi_open=True)
+    s, a_lo, a_hi, (_, al, be, ga), _ = _window(n, eps0, pr, tau)
+    k_lo, k_hi = _cells(s, a_lo, a_hi, al, be, ga, h)
+    nb = (k_hi - k_lo + 1).astype(float)
+    seconds = float(np.sum(nb * (GRID_CELL_SECONDS + GRID_CENTRE_SECONDS * np.cbrt(s))))
+    return int(np.sum(a_hi - a_lo + 1)), int(nb.sum()), seconds
+
+
 def _thr_vec(s, al, be, ga, x):
     """Vectorised smallest a with loss > x (x an array)."""
     e = np.exp(x)
@@ -289,7 +319,8 @@ def _thr_vec(s, al, be, ga, x):
 
 
 def clone_pld_binned(n: int, eps0: float, h: float, pair: str = "fmt21", tau: float = 1e-18,
-                     max_atoms: int = 400_000_000, chunk: int = 2_000_000) -> tuple[PLD, PLD]:
+                     max_atoms: int = BINNED_MAX_ATOMS, chunk: int = 2_000_000
+                     ) -> tuple[PLD, PLD]:
     """(upper, lower) PLDs on the grid k h from the exact atoms of :func:`clone_pld`, binned in
     chunks.
 
