@@ -282,19 +282,20 @@ def _cells(s, a_lo, a_hi, al, be, ga, h):
     return np.floor(l_lo / h).astype(np.int64) - 1, np.ceil(l_hi / h).astype(np.int64) + 1
 
 
-# a low estimate of clone_pld_grid's CPU seconds a cell: 0.25 us (threshold, pmf, a tail off the
-# centre) plus 1/16 of Boost's tail at the centre of Bin(s, 1/2), ~2.75e-8 s^(1/3) s (the cells
-# spread over the a-window); measured ~1 us a cell at s ~ 3e7, where this gives 0.78 us
-GRID_CELL_SECONDS = 2.5e-7
 BINNED_MAX_ATOMS = 400_000_000   # above it clone_plds takes the grid route
-GRID_CENTRE_SECONDS = 2.75e-8 / 16
+# clone_pld_grid's CPU seconds a cell, fitted to those measured on the cells of one side at
+# s ~ 4e6, 4e7 and 4e8 (1.03-1.07, 1.16-1.32 and 2.06-2.13 us; this gives 1.11, 1.41, 2.05): a
+# fixed part (thresholds, pmfs, sorting) and Boost's tails, whose cost near the centre of
+# Bin(s, 1/2) grows as s^(1/3)
+GRID_CELL_SECONDS = 8.5e-7
+GRID_CENTRE_SECONDS = 1.6e-9
 
 
 def grid_cost(n: int, eps0: float, h: float, pair: str | Pair = "fmt21",
               tau: float = 1e-18) -> tuple[int, int, float]:
-    """(atoms kept, grid cells, a low estimate of the CPU seconds) of :func:`clone_pld_grid` at
-    these arguments, from the kept window alone (no tails at the cells): for refusing a route
-    before it starts.
+    """(atoms kept, grid cells, an estimate of the CPU seconds) of :func:`clone_pld_grid` (one
+    side) at these arguments, from the kept window alone (no tails at the cells): for refusing a
+    route before it starts.
 
     Source: Koskela et al. 2021, eq. 5.9 (the grid of :func:`clone_pld_grid`).
     """

@@ -163,13 +163,13 @@ class _Blocks:
         """A PLD dominating the pair (T revealed, each block's pair at its smallest n'), every loss
         rounded up onto the grid accuracy / (8 compositions) (rounding up dominates; the blocks
         share one grid, so the mixture has O(grid) atoms, not O(blocks x atoms))."""
-        # every block's round goes on clone_plds' grid when its atoms exceed the binned route's:
-        # estimated as the blocks times the first block's cost (the smallest n', the cheapest)
+        # every block's round goes on clone_plds' grid, both sides, when its atoms exceed the
+        # binned route's: estimated as the blocks times the first block's cost (the smallest n')
         atoms, cells, seconds = grid_cost(int(self.first[0]), 0.0, accuracy / (4.0 * compositions),
                                           self.pair)
         if atoms > BINNED_MAX_ATOMS:
             budget.check_seconds(
-                seconds * self.first.size,
+                2 * seconds * self.first.size,
                 f"the {self.first.size} blocks' PLDs on {cells:.3g} grid cells each",
                 "ask for fewer --compositions, a coarser --accuracy or a smaller --n")
         h = accuracy / (8.0 * compositions)
