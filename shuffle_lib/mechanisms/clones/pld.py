@@ -250,7 +250,7 @@ def clone_pld_grid(
             inf = float(ps[-1] * al[-1] * 0.5 ** (n - 1))
             a_hi[-1] = n - 1
         a_lo[-1] = max(a_lo[-1], 1)
-    k_lo, k_hi = _cells(s, a_lo, a_hi, al, be, ga, h)
+    k_lo, k_hi = (x.astype(np.int64) for x in _cells(s, a_lo, a_hi, al, be, ga, h))
     nb = k_hi - k_lo + 1
     if nb.sum() > 30_000_000:
         raise ValueError(
@@ -277,9 +277,10 @@ def clone_pld_grid(
 
 
 def _cells(s, a_lo, a_hi, al, be, ga, h):
-    """The first and last grid index of each s's losses (one cell of margin either side)."""
+    """The first and last grid index of each s's losses (one cell of margin either side), as
+    floats (+-inf where a loss is)."""
     l_lo, l_hi = loss(s, a_lo, al, be, ga), loss(s, a_hi, al, be, ga)
-    return np.floor(l_lo / h).astype(np.int64) - 1, np.ceil(l_hi / h).astype(np.int64) + 1
+    return np.floor(l_lo / h) - 1, np.ceil(l_hi / h) + 1
 
 
 BINNED_MAX_ATOMS = 400_000_000   # above it clone_plds takes the grid route
@@ -304,7 +305,9 @@ def grid_cost(n: int, eps0: float, h: float, pair: str | Pair = "fmt21",
     tau = v.real("tau", tau, 0.0, 1.0, lo_open=True, hi_open=True)
     s, a_lo, a_hi, (_, al, be, ga), _ = _window(n, eps0, pr, tau)
     k_lo, k_hi = _cells(s, a_lo, a_hi, al, be, ga, h)
-    nb = (k_hi - k_lo + 1).astype(float)
+    # an s with an infinite loss (a pair without clones, or S = n): its atoms are not on the grid
+    with np.errstate(invalid="ignore"):
+        nb = np.where(np.isfinite(k_lo) & np.isfinite(k_hi), k_hi - k_lo + 1, 0.0)
     seconds = float(np.sum(nb * (GRID_CELL_SECONDS + GRID_CENTRE_SECONDS * np.cbrt(s))))
     return int(np.sum(a_hi - a_lo + 1)), int(nb.sum()), seconds
 
