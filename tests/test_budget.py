@@ -97,8 +97,8 @@ def test_a_time_estimate_is_refused_only_beyond_what_the_budget_has_left():
     budget.check_seconds(1e9, "x", "y")                      # no time limit: nothing to exceed
     with budget.time_limit(50.0):
         budget.check_seconds(1.0, "x", "y")
-        with pytest.raises(ValueError, match=r"the route would take about 60 CPU seconds, more than "
-                                             r"the \S+ left of the time limit of 50 \(--time-limit"):
+        want = r"the route would take about 60 CPU seconds, more than the \S+ left of the time "
+        with pytest.raises(ValueError, match=want + r"limit of 50 \(--time-limit"):
             budget.check_seconds(60.0, "the route", "ask for less")
 
 
