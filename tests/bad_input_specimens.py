@@ -360,6 +360,7 @@ _add("mechanisms.clones.pairs",
      clone_probability=dict(eps0=1.0, pair="fmt21"), report_probability=dict(eps0=1.0),
      shared_weights=dict(n=50, eps0=1.0, pr=PAIR, s=3),
      loss=dict(s=3, a=1, al=0.5, be=0.3, ga=0.2), conditional_tails=dict(s=3, k=1, al=0.5, be=0.3, ga=0.2),
+     conditional_tails_walk=dict(s=3, k=1, al=0.5, be=0.3, ga=0.2),
      loss_threshold=dict(s=3, al=0.5, be=0.3, ga=0.2, eps=0.5), s_range=dict(n=50, eps0=1.0, pr=PAIR, tau=1e-18),
      delta_inf=dict(n=50, eps0=1.0, pair="fmt21"), has_unmatched=dict(n=50, eps0=1.0, pair="fmt21"),
      prepare=dict(n=50, eps0=1.0, pr=PAIR, tau=1e-18),
@@ -374,6 +375,7 @@ _add("mechanisms.clones.pld",
      kept_atoms=dict(n=50, eps0=1.0, pr=PAIR, tau=1e-18, max_atoms=10 ** 6),
      clone_pld=dict(n=50, eps0=1.0, pair="fmt21", tau=1e-18, side="upper", max_atoms=10 ** 6),
      clone_pld_grid=dict(n=50, eps0=1.0, h=1e-3, side="upper", pair="fmt21", tau=1e-18),
+     grid_cost=dict(n=50, eps0=1.0, h=1e-3, pair="fmt21", tau=1e-18),
      clone_pld_binned=dict(n=50, eps0=1.0, h=1e-3, pair="fmt21", tau=1e-18, max_atoms=10 ** 6, chunk=10 ** 4))
 _add("mechanisms.clones.renyi",
      clone_rdp=dict(n=50, eps0=1.0, lam=[2.0], pair="fmt21", tau=None),
@@ -468,6 +470,9 @@ ROLES: dict[str, dict[str, str | None]] = {
                                                  "ga": "probs"},
     "shuffle_lib.mechanisms.clones.pairs.conditional_tails": {"s": "ints0", "k": "ints", "al": "probs",
                                                               "be": "probs", "ga": "probs"},
+    "shuffle_lib.mechanisms.clones.pairs.conditional_tails_walk": {"s": "ints0", "k": "ints",
+                                                                   "al": "probs", "be": "probs",
+                                                                   "ga": "probs"},
     "shuffle_lib.mechanisms.clones.pairs.loss_threshold": {"s": "ints0", "al": "probs", "be": "probs",
                                                            "ga": "probs"},
     "shuffle_lib.mechanisms.clones.pld.atoms_at": {"s": "array", "a": "array"},
@@ -514,7 +519,8 @@ NOT_SWEPT = {
     **{f"shuffle_lib.core.budget.{f}": "the per-query limits: sizes and a budget the routes compute, "
        "not user input (time_limit is a generator-based context manager whose checks run on entry; "
        "tests/test_budget.py refuses its bad values)"
-       for f in ("check_bytes", "check_time", "check_work", "default_time_limit", "time_limit")},
+       for f in ("check_bytes", "check_seconds", "check_time", "check_work", "default_time_limit",
+                 "time_limit")},
     **{f"shuffle_lib.core.two_atom.{f}": "the exact two-atom route of core.fourier, on components the "
        "accountant has already checked (not an input boundary)"
        for f in ("applies", "composed", "positive_floor")},

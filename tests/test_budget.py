@@ -93,6 +93,15 @@ def test_work_and_memory_estimates_refuse_before_the_route_starts(monkeypatch):
         budget.check_bytes(2e6, "the array", "take fewer")
 
 
+def test_a_time_estimate_is_refused_only_beyond_what_the_budget_has_left():
+    budget.check_seconds(1e9, "x", "y")                      # no time limit: nothing to exceed
+    with budget.time_limit(50.0):
+        budget.check_seconds(1.0, "x", "y")
+        want = r"the route would take about 60 CPU seconds, more than the \S+ left of the time "
+        with pytest.raises(ValueError, match=want + r"limit of 50 \(--time-limit"):
+            budget.check_seconds(60.0, "the route", "ask for less")
+
+
 def test_the_command_line_refuses_a_spent_budget_in_one_line(capsys):
     """ldp-shuffle at n = 1e5, K = 100: about ten CPU seconds."""
     code = cli.main(["delta", "ldp-shuffle", "--n", "100000", "--eps0", "1", "--eps", "0.1", "--compositions", "100",

@@ -423,3 +423,47 @@ def test_randomizer_epsilon_bracket_refines_what_the_first_grid_leaves_too_wide(
     assert got.accuracy_met and accuracy.met("epsilon", got, DEFAULT_ACCURACY, 2), got
     assert first.lower <= got.lower <= got.upper <= first.upper
     assert got.upper - got.lower < first.upper - first.lower
+
+
+KRR3 = dict(family="krr", k=3, eps0=1.0)
+
+
+def test_blocks_composed_at_large_n_are_refused_on_their_estimate_naming_the_option():
+    """k-RR (k = 3) at n = 1e8, ten rounds: each of the eight blocks' PLDs lies on ~2.9e7 grid
+    cells of Boost's tails (~30 CPU s a block); the estimate refuses before the first block,
+    naming --compositions, instead of running into the time limit."""
+    from shuffle_lib.core import budget
+    with budget.time_limit(20.0):
+        with pytest.raises(ValueError, match=r"blocks' PLDs on .* grid cells each would take about "
+                                             r".* CPU seconds.*--compositions"):
+            rz.epsilon_bracket(10 ** 8, 0.5, compositions=10, **KRR3)
+
+
+def test_blocks_refuse_on_their_memory_estimate_naming_n(monkeypatch):
+    """The blocks' arrays at n = 1e9 (~4.75e6 values of s, ~0.76 GB) against a 0.1 GB limit."""
+    from shuffle_lib.core import grid
+    monkeypatch.setattr(grid, "MEMORY_LIMIT", 1e8)
+    dec = rz.decompositions(**KRR3)[0][0]
+    with pytest.raises(ValueError, match=r"blocks' .* values of s would take about .* GB.*--n"):
+        rz._Blocks(dec, 10 ** 9, rz.BLOCKS)
+
+
+def test_blocks_by_the_walk_contain_the_blocks_by_direct_tails():
+    """At n = 2e6 (s ~ 1.3e6, on the walk) the blocks' delta with the walk's tails against the same
+    sums with Boost's tails at every s: the brackets overlap, and the walk's is at most a 1e-9 of
+    the summed magnitudes wider."""
+    dec = rz.decompositions(**KRR3)[0][0]
+    bl = rz._Blocks(dec, 2 * 10 ** 6, rz.BLOCKS)
+    for eps in (0.0, 0.002, 0.01):
+        lo, hi = bl.delta(eps)
+        k = clones.loss_threshold(bl.s, bl.al, bl.be, bl.ga, eps, ties="count")
+        tp, tq = clones.conditional_tails(bl.s, k, bl.al, bl.be, bl.ga)
+        d = np.add.reduceat(bl.ps * np.maximum(tp - math.exp(eps) * tq, 0.0), bl.starts)
+        mag = np.add.reduceat(bl.ps * (tp + math.exp(eps) * tq), bl.starts)
+        tiny = bl.sizes * 1e-307
+        up = math.fsum(bl.mass * np.minimum(1.0, d + 1e-12 * mag + tiny + bl.cut)[:bl.mass.size])
+        up = min(1.0, (up + bl.out) * bl.keep * (1 + 1e-12))
+        low = math.fsum(bl.mass * np.maximum(0.0, d - 1e-12 * mag - tiny)[1:])
+        low = max(0.0, low * bl.keep * (1 - 1e-12))
+        assert lo <= up and low <= hi
+        assert hi - lo <= up - low + 1e-9 * math.fsum(bl.mass * mag[:bl.mass.size])

@@ -111,3 +111,14 @@ def check_bytes(need: float, what: str, advice: str) -> None:
         raise ValueError(f"{what} would take about {need / 1e9:.3g} GB, more than the memory "
                          f"limit of {grid.MEMORY_LIMIT / 1e9:.3g} GB (SHUFFLE_LIB_MEMORY_LIMIT); "
                          f"{advice}.")
+
+
+def check_seconds(seconds: float, what: str, advice: str) -> None:
+    """Refuse, before it starts, a route estimated to take more CPU seconds than the innermost
+    :func:`time_limit` has left (none outside a time limit): a ValueError with ``what`` and
+    ``advice`` (the option to change) instead of a :class:`TimeLimitError` at the limit."""
+    left = _state["deadline"] - time.process_time()
+    if not seconds <= left:
+        raise ValueError(f"{what} would take about {seconds:.3g} CPU seconds, more than the "
+                         f"{max(left, 0.0):.3g} left of the time limit of {_state['limit']:g} "
+                         f"(--time-limit, SHUFFLE_LIB_TIME_LIMIT); {advice}.")

@@ -250,9 +250,7 @@ def clone_pld_grid(
             inf = float(ps[-1] * al[-1] * 0.5 ** (n - 1))
             a_hi[-1] = n - 1
         a_lo[-1] = max(a_lo[-1], 1)
-    l_lo, l_hi = loss(s, a_lo, al, be, ga), loss(s, a_hi, al, be, ga)
-    k_lo = np.floor(l_lo / h).astype(np.int64) - 1
-    k_hi = np.ceil(l_hi / h).astype(np.int64) + 1
+    k_lo, k_hi = (x.astype(np.int64) for x in _cells(s, a_lo, a_hi, al, be, ga, h))
     nb = k_hi - k_lo + 1
     if nb.sum() > 30_000_000:
         raise ValueError(
@@ -278,6 +276,42 @@ def clone_pld_grid(
     return (pl.with_mass_at_infinity(dropped) if side == "upper" else pl), info
 
 
+def _cells(s, a_lo, a_hi, al, be, ga, h):
+    """The first and last grid index of each s's losses (one cell of margin either side), as
+    floats (+-inf where a loss is)."""
+    l_lo, l_hi = loss(s, a_lo, al, be, ga), loss(s, a_hi, al, be, ga)
+    return np.floor(l_lo / h) - 1, np.ceil(l_hi / h) + 1
+
+
+BINNED_MAX_ATOMS = 400_000_000   # above it clone_plds takes the grid route
+# clone_pld_grid's CPU seconds a cell, fitted to those measured on the cells of one side at
+# s ~ 4e6, 4e7 and 4e8 (1.03-1.07, 1.16-1.32 and 2.06-2.13 us; this gives 1.11, 1.41, 2.05): a
+# fixed part (thresholds, pmfs, sorting) and Boost's tails, whose cost near the centre of
+# Bin(s, 1/2) grows as s^(1/3)
+GRID_CELL_SECONDS = 8.5e-7
+GRID_CENTRE_SECONDS = 1.6e-9
+
+
+def grid_cost(n: int, eps0: float, h: float, pair: str | Pair = "fmt21",
+              tau: float = 1e-18) -> tuple[int, int, float]:
+    """(atoms kept, grid cells, an estimate of the CPU seconds) of :func:`clone_pld_grid` (one
+    side) at these arguments, from the kept window alone (no tails at the cells): for refusing a
+    route before it starts.
+
+    Source: Koskela et al. 2021, eq. 5.9 (the grid of :func:`clone_pld_grid`).
+    """
+    n, eps0, pr = check_params(n, eps0, pair)
+    h = v.real("h", h, 0.0, 1.0, lo_open=True)
+    tau = v.real("tau", tau, 0.0, 1.0, lo_open=True, hi_open=True)
+    s, a_lo, a_hi, (_, al, be, ga), _ = _window(n, eps0, pr, tau)
+    k_lo, k_hi = _cells(s, a_lo, a_hi, al, be, ga, h)
+    # an s with an infinite loss (a pair without clones, or S = n): its atoms are not on the grid
+    with np.errstate(invalid="ignore"):
+        nb = np.where(np.isfinite(k_lo) & np.isfinite(k_hi), k_hi - k_lo + 1, 0.0)
+    seconds = float(np.sum(nb * (GRID_CELL_SECONDS + GRID_CENTRE_SECONDS * np.cbrt(s))))
+    return int(np.sum(a_hi - a_lo + 1)), int(nb.sum()), seconds
+
+
 def _thr_vec(s, al, be, ga, x):
     """Vectorised smallest a with loss > x (x an array)."""
     e = np.exp(x)
@@ -289,7 +323,8 @@ def _thr_vec(s, al, be, ga, x):
 
 
 def clone_pld_binned(n: int, eps0: float, h: float, pair: str = "fmt21", tau: float = 1e-18,
-                     max_atoms: int = 400_000_000, chunk: int = 2_000_000) -> tuple[PLD, PLD]:
+                     max_atoms: int = BINNED_MAX_ATOMS, chunk: int = 2_000_000
+                     ) -> tuple[PLD, PLD]:
     """(upper, lower) PLDs on the grid k h from the exact atoms of :func:`clone_pld`, binned in
     chunks.
 

@@ -34,13 +34,15 @@ from shuffle_lib.mechanisms.clones.compose import clone_plds
 from shuffle_lib.mechanisms.clones.pairs import (
     MAX_N,
     Pair,
-    conditional_tails,
+    conditional_tails_walk,
     delta_bracket_single,
     epsilon_bracket_single,
     general_pair,
     loss_threshold,
     prepare,
+    s_range,
 )
+from shuffle_lib.mechanisms.clones.pld import BINNED_MAX_ATOMS, grid_cost
 from shuffle_lib.mechanisms.randomizer import unary
 from shuffle_lib.mechanisms.randomizer.decompose import (
     FAMILIES,
@@ -65,6 +67,7 @@ SCALE_RANGE = (1e-2, 1e3)   # the noise scales calibrate searches (--solve scale
 VIEW_TAIL = 1e-30          # binomial tails a 1-d view leaves out (only lowers the lower end)
 UNARY_PLD_ATOMS = 4 * 10 ** 7   # the unary split pair's PLD atoms before the grid
 UNARY_VIEW_ATOMS = 5 * 10 ** 7  # the unary lower view's atoms (binned onto 600^2 cells)
+BLOCK_BYTES = 160               # bytes a value of s of the blocks takes (arrays, the walk)
 
 
 # ---- the upper end: the three-category pair of a decomposition ----
@@ -113,6 +116,9 @@ class _Blocks:
         # block i is bounded by its first n' (upper) and by the next block's first (lower: delta
         # decreases in n', and that n' is larger than every n' of block i): B + 1 evaluations
         ts = [int(t) for t in edges + 1]
+        count = sum(hi - lo + 1 for lo, hi, _ in (s_range(t, 0.0, self.pair, 1e-30) for t in ts))
+        budget.check_bytes(BLOCK_BYTES * count, f"the {len(ts)} blocks' {count:.3g} values of s",
+                           "ask for a smaller --n")
         preps = [prepare(t, 0.0, self.pair, 1e-30) for t in ts]
         self.s, self.ps, self.al, self.be, self.ga = (
             np.concatenate([p[j] for p in preps]) for j in range(5)
@@ -128,7 +134,8 @@ class _Blocks:
     def delta(self, eps: float, lower: bool = True) -> tuple[float, float]:
         """Certified (lower, upper) of the three-category pair's delta(eps): every n' of the
         blocks in one vectorised pass of :func:`~shuffle_lib.mechanisms.clones.pairs.bracket_at`'s
-        sums (a relative 1e-12 of the summed magnitudes covers rounding, as there).
+        sums (a relative 1e-12 of the summed magnitudes covers rounding, as there, and the walk's
+        bound of :func:`~shuffle_lib.mechanisms.clones.pairs.conditional_tails_walk` its tails).
         ``lower=False``: the upper end only (lower 0), the last n' (read by the lower end only)
         left out of the pass."""
         count = self.starts.size if lower else self.starts.size - 1
@@ -137,12 +144,14 @@ class _Blocks:
         starts = self.starts[:count]
         # ties on the safe side
         k = loss_threshold(s, al, be, ga, eps, ties="count")
-        tp, tq = conditional_tails(s, k, al, be, ga)
+        # consecutive s of one n' have thresholds a step of 0 or 1 apart: the walk's tails
+        tp, tq, walk = conditional_tails_walk(s, k, al, be, ga)
         e = math.exp(eps)
         val = np.add.reduceat(ps * np.maximum(tp - e * tq, 0.0), starts)
         err = (
             1e-12
             * (np.add.reduceat(ps * tp, starts) + e * np.add.reduceat(ps * tq, starts))
+            + (1.0 + e) * np.add.reduceat(ps * walk, starts)
             + self.sizes[:count] * 1e-307
         )
         lo_t, hi_t = np.maximum(0.0, val - err), np.minimum(1.0, val + err + self.cut[:count])
@@ -154,6 +163,15 @@ class _Blocks:
         """A PLD dominating the pair (T revealed, each block's pair at its smallest n'), every loss
         rounded up onto the grid accuracy / (8 compositions) (rounding up dominates; the blocks
         share one grid, so the mixture has O(grid) atoms, not O(blocks x atoms))."""
+        # every block's round goes on clone_plds' grid, both sides, when its atoms exceed the
+        # binned route's: estimated as the blocks times the first block's cost (the smallest n')
+        atoms, cells, seconds = grid_cost(int(self.first[0]), 0.0, accuracy / (4.0 * compositions),
+                                          self.pair)
+        if atoms > BINNED_MAX_ATOMS:
+            budget.check_seconds(
+                2 * seconds * self.first.size,
+                f"the {self.first.size} blocks' PLDs on {cells:.3g} grid cells each",
+                "ask for fewer --compositions, a coarser --accuracy or a smaller --n")
         h = accuracy / (8.0 * compositions)
         parts = [clone_plds(int(t), 0.0, self.pair, compositions, accuracy)[0] for t in self.first]
         idx = [np.ceil(p.losses / h).astype(np.int64) for p in parts]
