@@ -460,10 +460,10 @@ def test_blocks_by_the_walk_contain_the_blocks_by_direct_tails():
         tp, tq = clones.conditional_tails(bl.s, k, bl.al, bl.be, bl.ga)
         d = np.add.reduceat(bl.ps * np.maximum(tp - math.exp(eps) * tq, 0.0), bl.starts)
         mag = np.add.reduceat(bl.ps * (tp + math.exp(eps) * tq), bl.starts)
-        tiny = bl.sizes * 1e-307
-        up = math.fsum(bl.mass * np.minimum(1.0, d + 1e-12 * mag + tiny + bl.cut)[:bl.mass.size])
-        up = min(1.0, (up + bl.out) * bl.keep * (1 + 1e-12))
-        low = math.fsum(bl.mass * np.maximum(0.0, d - 1e-12 * mag - tiny)[1:])
-        low = max(0.0, low * bl.keep * (1 - 1e-12))
+        tiny, rt = bl.sizes * 1e-307, max(1e-12, 2 * bl.rtol)   # the blocks' own allowances
+        up = math.fsum(bl.mass * np.minimum(1.0, d + bl.rtol * mag + tiny + bl.cut)[:bl.mass.size])
+        up = min(1.0, (up + bl.out) * bl.keep * (1 + rt))
+        low = math.fsum(bl.mass * np.maximum(0.0, d - bl.rtol * mag - tiny)[1:])
+        low = max(0.0, low * bl.keep * (1 - rt))
         assert lo <= up and low <= hi
         assert hi - lo <= up - low + 1e-9 * math.fsum(bl.mass * mag[:bl.mass.size])

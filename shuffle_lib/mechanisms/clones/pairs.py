@@ -119,8 +119,8 @@ PAIRS = {
 }
 MAX_N = 10 ** 9
 SUBSAMPLED = "subsampled"      # the name of subsample.SUB, whose weights come from pr.name here
-# prepare's arrays
-Prepared = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]
+# prepare's arrays: (s, P(S=s), al, be, ga, the S-mass left out, the relative error allowed P(S=s))
+Prepared = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]
 
 # the parameters every clones-pair shuffler declares (shuffle_lib.core.registry)
 N_PARAM = Param(
@@ -306,8 +306,22 @@ def _sf_half(x, n):
 # tail changes fast from one step to the next), else a restart from it every WALK_STEPS steps
 WALK_MIN = 100_000
 WALK_STEPS = 256
-TAIL_RTOL = 1e-12       # the relative error allowed each of Boost's binomial values (as bracket_at)
+TAIL_RTOL = 1e-12       # the least relative error allowed each of Boost's binomial values
 _UNIT = 2.0 ** -53
+
+
+def boost_rtol(m: int) -> float:
+    """The relative error allowed each of scipy's (Boost's) binomial values at m trials, pmf or
+    tail: rho(m) = max(TAIL_RTOL, 64 sqrt(m) u), u = 2^-53.  An envelope, not a proof: against
+    40-digit mpmath, Boost's values were off by up to 4.5e-13 (p = 1/2) and 9.5e-14 (p in 1e-3 ..
+    0.9) at m = 1e5, 2.8e-12 and 5.6e-13 at 1e7, 3.2e-11 and 5.2e-12 at 1e9, 7 to 40 times
+    below rho (tests/test_clones_walk.py); a fixed 1e-12 is exceeded from m ~ 1e7 on."""
+    return float(_rtol(v.integer("m", m, lo=0, hi=MAX_N)))
+
+
+def _rtol(m):
+    """:func:`boost_rtol` elementwise, on checked integer arrays."""
+    return np.maximum(TAIL_RTOL, 64.0 * np.sqrt(m) * _UNIT)
 
 
 def _sf_half_walk(j: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -352,8 +366,7 @@ def _sf_half_walk(j: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]
             break
         F[at] = F[at - 1] + d[at]
         M[at] = M[at - 1] + np.abs(d[at])
-    rho = np.maximum(TAIL_RTOL, 64 * np.sqrt(m) * _UNIT)
-    err = (rho + 4 * (off + 1) * _UNIT) * M + (off + 1) * 2.0 ** -1070
+    err = (_rtol(m) + 4 * (off + 1) * _UNIT) * M + (off + 1) * 2.0 ** -1070
     return np.clip(F, 0.0, 1.0), err
 
 
@@ -366,9 +379,9 @@ def conditional_tails_walk(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`conditional_tails` with P(Bin(s-1, 1/2) >= k) by :func:`_sf_half_walk` (fast where
     consecutive elements are consecutive s with thresholds stepping by 0 or 1), and a bound err
-    on the walk's error in each tail: abs(tail - exact) <= err + TAIL_RTOL x (Boost's other values,
-    as :func:`conditional_tails`).  err = (al + be + ga) x the walk's bound, both tails reading
-    P(Bin(s-1) >= k) once with weight al, be or ga.
+    on the walk's error in each tail: abs(tail - exact) <= err + boost_rtol(s) x (Boost's other
+    values, as :func:`conditional_tails`).  err = (al + be + ga) x the walk's bound, both tails
+    reading P(Bin(s-1) >= k) once with weight al, be or ga.
 
     Source: Koskela et al. 2021, Lemmas B.1-B.3 (P_s, Q_s of the module docstring).
     """
@@ -523,13 +536,14 @@ def has_unmatched(n: int, eps0: float, pair: str | Pair = "fmt21") -> bool:
 
 
 def prepare(n: int, eps0: float, pr: Pair, tau: float) -> Prepared:
-    """The arrays :func:`bracket_at` reads: (s, P(S=s), al, be, ga) over :func:`s_range`, and the
-    S-mass left out."""
+    """The arrays :func:`bracket_at` reads: (s, P(S=s), al, be, ga) over :func:`s_range`, the
+    S-mass left out, and the relative error allowed P(S=s) (:func:`boost_rtol` of its n - 1
+    trials)."""
     n = _check_kernel(n, pr, tau)
     s_lo, s_hi, out = s_range(n, eps0, pr, tau)
     s = np.arange(s_lo, s_hi + 1)
     ps, al, be, ga = shared_weights(n, eps0, pr, s)
-    return s, ps, al, be, ga, out
+    return s, ps, al, be, ga, out, boost_rtol(n)
 
 
 def bracket_at(prep: Prepared, eps: float, slope: bool = False
@@ -541,10 +555,10 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
 
     Source: Koskela et al. 2021, Thm 5 with Lemmas B.1-B.3 (module docstring).
     """
-    if not (isinstance(prep, tuple) and len(prep) == 6):
-        raise TypeError(f"prep must be the 6-tuple returned by prepare(), got prep={prep!r:.80}.")
+    if not (isinstance(prep, tuple) and len(prep) == 7):
+        raise TypeError(f"prep must be the 7-tuple returned by prepare(), got prep={prep!r:.80}.")
     eps = v.real("eps", eps, -700.0, 700.0)
-    s, ps, al, be, ga, out = prep
+    s, ps, al, be, ga, out, rtol = prep
     k = _threshold(s, al, be, ga, eps, "closed")       # prepare's arrays, checked there
     tp, tq = _tails(s, k, al, be, ga)
     e = math.exp(eps)
@@ -553,8 +567,10 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
     # T_P(k) - e^eps T_Q(k) is unimodal in k (its steps P_a - e^eps Q_a change sign once, the loss
     # increasing in a), its max over k-2..k+2 is the exact delta_s whenever the true threshold is
     # within 2 of k: the rounding of x in loss_threshold is ~u s (al + be + ga)/(al - be) atoms.
-    # Each candidate d = T_P - e^eps T_Q is within 1e-12 of its magnitude m = T_P + e^eps T_Q (plus
-    # the atoms added or removed) of its exact value, so the ends take the max of d -/+ 1e-12 m.
+    # Each candidate d = T_P - e^eps T_Q is within rho(s) (boost_rtol: Boost's tails and atoms of
+    # Bin(s, 1/2)) of its magnitude m = T_P + e^eps T_Q (plus the atoms added or removed) of its
+    # exact value, so the ends take the max of d -/+ rho(s) m; the weights P(S=s) are within a
+    # relative rtol (prepare), which scales both ends.
     d, m, tqs = [tp - e * tq], [tp + e * tq], [tq]
     # one binom.pmf call for the four
     pas, qas = _atom(s, np.stack([k - 1, k - 2, k, k + 1]), al, be, ga)
@@ -568,12 +584,14 @@ def bracket_at(prep: Prepared, eps: float, slope: bool = False
             d.append(up - e * uq)
             m.append(mag)
             tqs.append(uq)
-    d, m = np.array(d), 1e-12 * np.array(m)
+    d, m = np.array(d), _rtol(np.maximum(s, 1)) * np.array(m)
     # the threshold of the max: its Q-tail gives the slope
     best = np.argmax(d, axis=0)
     val = math.fsum(ps * np.max(np.maximum(d, 0.0), axis=0))
-    lo = math.fsum(ps * np.max(np.maximum(d - m, 0.0), axis=0)) * (1 - 1e-15) - s.size * 1e-307
-    hi = math.fsum(ps * np.max(np.maximum(d + m, 0.0), axis=0)) * (1 + 1e-15) + s.size * 1e-307
+    lo = (math.fsum(ps * np.max(np.maximum(d - m, 0.0), axis=0)) * (1 - 1e-15) * (1 - rtol)
+          - s.size * 1e-307)
+    hi = (math.fsum(ps * np.max(np.maximum(d + m, 0.0), axis=0)) * (1 + 1e-15) * (1 + rtol)
+          + s.size * 1e-307)
     mq = math.fsum(ps * np.take_along_axis(np.array(tqs), best[None, :], axis=0)[0])
     lo, hi = max(0.0, lo), min(1.0, hi + out)
     return (lo, hi, val, -e * mq) if slope else (lo, hi)
@@ -634,7 +652,7 @@ def epsilon_bracket_single(n: int, eps0: float, delta: float, pair: str | Pair =
     x0 = 0.0
     if big:                               # a Riemann sum over every k-th s finds a starting point
         k = prep[0].size // 5000
-        coarse = tuple(a[::k] for a in prep[:5]) + (0.0,)
+        coarse = tuple(a[::k] for a in prep[:5]) + (0.0, prep[6])
         coarse = (coarse[0], coarse[1] * k) + coarse[2:]
         x0 = _root(lambda e: bracket_at(coarse, e, slope=True), delta, top)[0]
     x, gap = _root(f, delta, top, x0)

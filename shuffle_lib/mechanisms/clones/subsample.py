@@ -40,6 +40,7 @@ from shuffle_lib.mechanisms.clones.pairs import (
     EPS0_PARAM,
     N_PARAM,
     Pair,
+    boost_rtol,
     bracket_at,
     clone_probability,
     conditional_tails,
@@ -81,7 +82,8 @@ def _prep(n, m, eps0, tau):
     s = np.arange(s_lo, s_hi + 1)
     al, be, _ = _weights(n, m, eps0)
     one = np.ones(s.shape)
-    return s, binom.pmf(s - 1, m - 1, clone_probability(eps0)), al * one, be * one, 0.0 * one, out
+    ps = binom.pmf(s - 1, m - 1, clone_probability(eps0))
+    return s, ps, al * one, be * one, 0.0 * one, out, boost_rtol(m)
 
 
 def subsampled_delta(n: int, m: int, eps0: float, eps: float, tau: float = 1e-30) -> Bracket:
@@ -103,7 +105,7 @@ def subsampled_pld(n: int, m: int, eps0: float, tau: float = 1e-18) -> tuple[PLD
     Source: Koskela et al. 2022, Sec. 3.4 (subsampled rounds); this module's pair.
     """
     n, m, eps0 = _check(n, m, eps0)
-    s, ps, al, be, ga, out = _prep(n, m, eps0, tau)
+    s, ps, al, be, ga, out, _ = _prep(n, m, eps0, tau)
     lo, _ = tail_range(np.maximum(s - 1, 0), 0.5, 1e-19)
     _, hi = tail_range(s, 0.5, 1e-19)
     lo, hi = np.maximum(lo - 1, 0), np.minimum(hi + 1, s)

@@ -34,6 +34,7 @@ from shuffle_lib.mechanisms.clones.compose import clone_plds
 from shuffle_lib.mechanisms.clones.pairs import (
     MAX_N,
     Pair,
+    boost_rtol,
     conditional_tails_walk,
     delta_bracket_single,
     epsilon_bracket_single,
@@ -124,6 +125,7 @@ class _Blocks:
             np.concatenate([p[j] for p in preps]) for j in range(5)
         )
         self.cut = np.array([p[5] for p in preps])                  # each n''s S-mass left out
+        self.rtol = boost_rtol(n)       # Boost's values at up to n trials (T's and S's)
         # what every upper end carries whatever eps is: the truncated masses
         self.floor = (math.fsum(self.mass * np.minimum(1.0, self.cut[: self.mass.size]))
                       + self.out) * keep
@@ -134,8 +136,10 @@ class _Blocks:
     def delta(self, eps: float, lower: bool = True) -> tuple[float, float]:
         """Certified (lower, upper) of the three-category pair's delta(eps): every n' of the
         blocks in one vectorised pass of :func:`~shuffle_lib.mechanisms.clones.pairs.bracket_at`'s
-        sums (a relative 1e-12 of the summed magnitudes covers rounding, as there, and the walk's
-        bound of :func:`~shuffle_lib.mechanisms.clones.pairs.conditional_tails_walk` its tails).
+        sums (a relative ``boost_rtol(n)`` of the summed magnitudes covers Boost's atoms and
+        rounding, as there, and the walk's bound of
+        :func:`~shuffle_lib.mechanisms.clones.pairs.conditional_tails_walk` its tails; the same
+        relative allowance scales both ends for the weights of S and T).
         ``lower=False``: the upper end only (lower 0), the last n' (read by the lower end only)
         left out of the pass."""
         count = self.starts.size if lower else self.starts.size - 1
@@ -149,7 +153,7 @@ class _Blocks:
         e = math.exp(eps)
         val = np.add.reduceat(ps * np.maximum(tp - e * tq, 0.0), starts)
         err = (
-            1e-12
+            self.rtol
             * (np.add.reduceat(ps * tp, starts) + e * np.add.reduceat(ps * tq, starts))
             + (1.0 + e) * np.add.reduceat(ps * walk, starts)
             + self.sizes[:count] * 1e-307
@@ -157,7 +161,8 @@ class _Blocks:
         lo_t, hi_t = np.maximum(0.0, val - err), np.minimum(1.0, val + err + self.cut[:count])
         hi = (math.fsum(self.mass * hi_t[: self.mass.size]) + self.out) * self.keep
         lo = math.fsum(self.mass * lo_t[1:]) * self.keep if lower else 0.0
-        return max(0.0, lo * (1 - 1e-12)), min(1.0, hi * (1 + 1e-12))
+        rt = max(1e-12, 2.0 * self.rtol)          # the weights of S and of T, each within rtol
+        return max(0.0, lo * (1 - rt)), min(1.0, hi * (1 + rt))
 
     def plds(self, compositions: int, accuracy: float) -> PLD:
         """A PLD dominating the pair (T revealed, each block's pair at its smallest n'), every loss
