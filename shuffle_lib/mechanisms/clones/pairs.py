@@ -438,7 +438,7 @@ def loss_threshold(
     an atom clearly above eps is counted, one clearly below is not.  Within that band (a tie up to
     rounding, P_s(a) - e^eps Q_s(a) of at most 1e-14 P_s(a)) ``ties="closed"`` lets the closed form
     decide (an atom left out so loses at most 1e-14 P_s(a)); ``ties="count"`` counts it,
-    the safe side for a caller whose error term holds 1e-12 of the counted magnitudes (a counted
+    the safe side for a caller whose error term holds >= 1e-12 of the counted magnitudes (a counted
     tie adds at most 1.1e-14 e^eps Q_s(a)): the randomiser's upper end, where a left-out top tie
     gave [0, 2e-307] for an exact 1.6e-17 (k-RR, k = 3, eps0 = 7.8e-5, eps = eps0 (1 - 6e-13)).
 
@@ -604,10 +604,11 @@ def delta_bracket_single(
 
     delta = sum_s P(S=s) [T_P(a*_s) - e^eps T_Q(a*_s)] over the kept range of s (a*_s the first
     a with loss > eps, T the tails of the conditionals); the left-out S-mass (exact binomial
-    tails, <= 2 tau) is added to the upper side; a relative 1e-12 of the summed magnitudes
-    covers rounding, and a*_s is taken tie-safe (the max over a*_s - 2 .. a*_s + 2 of the rounded
-    threshold, :func:`bracket_at`).  Both directions coincide.  tau=None: 1e-30, then once more with
-    tau = 1e-12 x (lower end) if the left-out mass dominates the bracket.
+    tails, <= 2 tau) is added to the upper side; a relative ``boost_rtol`` of the summed
+    magnitudes covers Boost's errors and rounding, and a*_s is taken tie-safe (the max over
+    a*_s - 2 .. a*_s + 2 of the rounded threshold, :func:`bracket_at`).  Both directions
+    coincide.  tau=None: 1e-30, then once more with tau = 1e-12 x (lower end) if the left-out
+    mass dominates the bracket.
 
     Source: Koskela et al. 2021, Thm 5, eq. 5.1-5.2; Feldman et al. 2021 Thm 3.2.
     """
