@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from randomizer_oracle import worst_delta
+from shuffle_lib.core.pld import pld_from_pmfs
 from shuffle_lib.mechanisms import clones, krr
 from shuffle_lib.mechanisms import randomizer as rz
 from shuffle_lib.mechanisms.mixnet import bitflip
@@ -467,3 +468,18 @@ def test_blocks_by_the_walk_contain_the_blocks_by_direct_tails():
         low = max(0.0, low * bl.keep * (1 - rt))
         assert lo <= up and low <= hi
         assert hi - lo <= up - low + 1e-9 * math.fsum(bl.mass * mag[:bl.mass.size])
+
+
+def test_the_views_lower_end_charges_boosts_error_at_its_count_of_trials():
+    """A view's PMFs of binomial counts of N trials carry Boost's relative error rho(N)
+    (boost_rtol): certified_lower takes max(1e-12, 3 rho) of the P-mass above eps off the hockey
+    stick, which at N = 1e9 is 3 x 64 sqrt(1e9) 2^-53 (rho is 1e-12 at N <= ~2e4)."""
+    pl = pld_from_pmfs([0.5, 0.3, 0.2], [0.2, 0.3, 0.5])
+    eps = 0.1
+    near = 0.5           # P-mass with loss > eps - 1e-9: only the first atom (loss log 2.5)
+    base = rz.certified_lower(pl, eps)
+    for trials in (100, 10 ** 9):
+        rho = max(1e-12, 64 * math.sqrt(trials) * 2.0 ** -53)
+        got = base - rz.certified_lower(pl, eps, trials)
+        assert math.isclose(got, (max(1e-12, 3 * rho) - 1e-12) * near * (1 + 1e-9),
+                            rel_tol=1e-3, abs_tol=1e-17)   # a difference of two ~0.3

@@ -362,22 +362,27 @@ def _view_plds_exact(view: View, n: int) -> tuple[PLD, ...]:
 
 
 
-def certified_lower(pld: PLD, eps: float) -> float:
+def certified_lower(pld: PLD, eps: float, trials: int = 0) -> float:
     """A certified lower end of delta_{P/Q}(eps) for a PLD built from computed PMFs: the hockey
-    stick minus 1e-12 of the P-mass with loss > eps - 1e-9, the mass at +inf included (each
+    stick minus r of the P-mass with loss > eps - 1e-9, the mass at +inf included.  r = 1e-12
+    (``PMF_RTOL``) for PMFs computed to a relative 1e-13 (rounding only, as below); PMFs of
+    binomial counts of up to ``trials`` trials are Boost's values, each within a relative rho =
+    ``boost_rtol(trials)``, so P is off by rho P and L by 2 rho, and r = max(1e-12, 3 rho).  (Each
     atom's P(1 - e^(eps-L)) is off by at most P (1e-14 + abs(error of L)), and abs(error of L) <=
     1e-16 (abs(log P) + abs(log Q)), below 1e-12; an atom at +inf counts its computed P, which
     can be rounded up: the matrix row [1/16, 1e-12, 0.937499999999] against [0, 0, 1] has a cell
     of mass 1/16 + 1e-12 that rounds up by 4e-19, and at n = 1, eps = 0 that mass alone is
     the lower end, 0.062500000001 against the exact 0.0625000000009999999996)."""
     v.instance("pld", pld, PLD)
+    trials = v.integer("trials", trials, lo=0, hi=MAX_N)
+    r = max(PMF_RTOL, 3.0 * boost_rtol(trials)) if trials else PMF_RTOL
     j = int(np.searchsorted(pld.losses, eps - 1e-9, side="right"))
     # an allowance only (times PMF_RTOL): a pairwise sum, off by < 1e-12 relative, rounded up
     near = float(np.sum(pld.probs[j:])) * (1 + 1e-9) + pld.inf_mass
     # a cell below the normal range (2.2e-308) is off by up to ~1e-323 absolute, which e^eps
     # magnifies to 1e-19 at eps = 700: charged per atom (the Q side of each term)
     sub = pld.losses.size * 1e-323 * math.exp(min(eps, 709.0))
-    return max(0.0, hockey_stick(pld, eps) - PMF_RTOL * near - pld.losses.size * 1e-300 - sub)
+    return max(0.0, hockey_stick(pld, eps) - r * near - pld.losses.size * 1e-300 - sub)
 
 
 def view_delta(view: View, n: int, eps: float) -> float:
@@ -386,7 +391,7 @@ def view_delta(view: View, n: int, eps: float) -> float:
     v.instance("view", view, View)
     if view.symmetric and 2 * view.r0 < 1:
         return delta_bracket_single(n, 0.0, eps, _view_pair(view)).lower
-    return max(certified_lower(pl, eps) for pl in _view_plds_exact(view, n))
+    return max(certified_lower(pl, eps, n) for pl in _view_plds_exact(view, n))
 
 
 def view_epsilon(view: View, n: int, delta: float) -> float:
@@ -403,19 +408,21 @@ def _view_epsilon(view: View, n: int, delta: float) -> float:
     starts at the views' eps, which the lower end asks for again."""
     if view.symmetric and 2 * view.r0 < 1:
         return epsilon_bracket_single(n, 0.0, delta, _view_pair(view)).lower
-    return plds_epsilon(_view_plds_exact(view, n), delta)
+    return plds_epsilon(_view_plds_exact(view, n), delta, n)
 
 
-def plds_epsilon(plds: Sequence[PLD], delta: float) -> float:
+def plds_epsilon(plds: Sequence[PLD], delta: float, trials: int = 0) -> float:
     """An eps whose certified lower delta (:func:`certified_lower`, the max over ``plds``, exact
-    PLDs of dominated pairs) is still > delta (bisection), 0 if there is none."""
+    PLDs of dominated pairs, binomial counts of up to ``trials`` trials) is still > delta
+    (bisection), 0 if there is none."""
     if not plds:
         raise ValueError("plds must hold at least one PLD, got plds=[].")
     for pl in plds:
         v.instance("plds", pl, PLD)
     delta = v.probability("delta", delta)
+    trials = v.integer("trials", trials, lo=0, hi=MAX_N)
     def f(e):
-        return max(certified_lower(pl, e) for pl in plds)
+        return max(certified_lower(pl, e, trials) for pl in plds)
     if f(0.0) <= delta:
         return 0.0
     top = max(float(pl.losses[-1]) if pl.losses.size else 0.0 for pl in plds) + 1.0
@@ -530,7 +537,7 @@ def randomizer_model(
             ups = tuple(u.capped(lambda e: unary.delta(pair, e)[1],
                                  lambda d: unary.upper_epsilon(pair, d)) for u in ups)
         one = tuple(_view_method(w, n) for w in views) + tuple(
-            _plds_method(pl) for pl in _unary_view_plds(family, e0, n))
+            _plds_method(pl, n) for pl in _unary_view_plds(family, e0, n))
         return Model(ups, one, info=info)
     info["route"] = ("Fourier accountant: three-category pair or, for a unary encoding, the "
                      "smaller split pair (upper), views (lower)")
@@ -576,11 +583,12 @@ def _unary_view_plds(family: str, eps0: float, n: int) -> tuple[tuple[PLD, PLD],
     return ((pld_from_pmfs(P, Q), pld_from_pmfs(Q, P)),)
 
 
-def _plds_method(plds: tuple[PLD, PLD]) -> Method:
-    """One round's lower end from the exact PLDs of a view (upper ends left at 1 and inf)."""
-    return Method(lambda eps: [Bracket(max(certified_lower(p, e) for p in plds), 1.0)
+def _plds_method(plds: tuple[PLD, PLD], n: int) -> Method:
+    """One round's lower end from the exact PLDs of a view of n users (upper ends left at 1 and
+    inf)."""
+    return Method(lambda eps: [Bracket(max(certified_lower(p, e, n) for p in plds), 1.0)
                                for e in eps],
-                  lambda delta: [Bracket(plds_epsilon(plds, d), math.inf) for d in delta])
+                  lambda delta: [Bracket(plds_epsilon(plds, d, n), math.inf) for d in delta])
 
 
 def _view_method(view: View, n: int) -> Method:

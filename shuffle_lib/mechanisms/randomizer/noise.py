@@ -83,6 +83,7 @@ from shuffle_lib.core import validate as v
 from shuffle_lib.core.binomial import binom_window
 from shuffle_lib.core.constants import MAX_COMPOSITIONS, TINY
 from shuffle_lib.core.types import Bracket
+from shuffle_lib.mechanisms.clones.pairs import boost_rtol
 
 NOISES = ("gaussian", "laplace")
 CDF_RTOL = 1e-13  # assumed relative error of a scipy cdf/sf value (item 2)
@@ -603,9 +604,10 @@ def count_delta(nz: Noise, n: int, eps: float, q: float) -> float:
     reports above t = isf(q) on the datasets (0, ..., 0) and (1, 0, ..., 0), both directions.
 
     The counts are K_x = Bin(n - 1, q) + Bern(q_x), q_x = P(x + Z > t); the Binomial PMF
-    (scipy's binom.pmf, relative error <= ``PMF_RTOL`` assumed as in the finite route) is summed
-    on the window outside which it has mass <= ``COUNT_WINDOW`` (dropped terms only lower the
-    sum).  Charges: each computed atom within (PMF_RTOL + 8u) of its value, so the sum falls by
+    (scipy's binom.pmf, relative error <= rho = max(``PMF_RTOL``, ``boost_rtol(n)``), the clones
+    pairs' envelope of Boost's errors) is summed on the window outside which it has mass <=
+    ``COUNT_WINDOW`` (dropped terms only lower the sum).  Charges: each computed atom within
+    (rho + 8u) of its value, so the sum falls by
     that times (1 + e^eps); the computed q, q_x within CDF_RTOL (relative) of the true ones, and
     TV(Bin(m, q), Bin(m, q')) <= m |q - q'| (a coupling), so each law moves by at most
     n CDF_RTOL q_max in total variation, charged (1 + e^eps) times.
@@ -623,7 +625,7 @@ def count_delta(nz: Noise, n: int, eps: float, q: float) -> float:
     Bm = binom.pmf(k - 1, n - 1, q0)
     laws = [B * (1.0 - qx) + Bm * qx for qx in qs]
     e = math.exp(eps)
-    charge = (1.0 + e) * ((PMF_RTOL + 8 * _U) + n * CDF_RTOL * max(qs))
+    charge = (1.0 + e) * ((max(PMF_RTOL, boost_rtol(n)) + 8 * _U) + n * CDF_RTOL * max(qs))
     d10 = float(np.sum(np.maximum(laws[1] - e * laws[0], 0.0)))
     d01 = float(np.sum(np.maximum(laws[0] - e * laws[1], 0.0)))
     return max(0.0, max(d10, d01) - charge)
